@@ -1,0 +1,79 @@
+// Data-root spellings, keys and containment; see data_root.hpp.
+#include "dataroot/data_root.hpp"
+
+#include "base/path.hpp"
+#include "dataroot/canonicalize.hpp"
+
+#include <algorithm>
+
+namespace guardfs::dataroot {
+
+std::vector<std::string> spellings(std::string_view value, std::string_view home,
+                                   std::string_view start_dir) {
+    std::vector<std::string> out;
+    auto add = [&out](std::string s) {
+        if (s == "/" || s.empty()) {
+            return; // reduces to nothing: exempts nothing
+        }
+        if (std::find(out.begin(), out.end(), s) == out.end()) {
+            out.push_back(std::move(s));
+        }
+    };
+    if (value.empty()) {
+        return out;
+    }
+    if (value.front() == '/') {
+        add(base::lexical_absolute(value, "/"));
+        return out;
+    }
+    if (value.front() == '~') {
+        const bool plain_tilde = value.size() == 1 || value[1] == '/';
+        if (plain_tilde && !home.empty() && home.front() == '/') {
+            add(base::lexical_absolute(std::string(home) + "/" + std::string(value.substr(1)),
+                                       "/"));
+        }
+    }
+    if (!start_dir.empty() && start_dir.front() == '/') {
+        add(base::lexical_absolute(value, start_dir));
+    }
+    return out;
+}
+
+std::optional<std::size_t> inside_root(std::string_view target, std::string_view root) noexcept {
+    if (root.empty() || root == "/" || root.front() != '/' || root.back() == '/') {
+        return std::nullopt;
+    }
+    if (target.size() < root.size() || target.substr(0, root.size()) != root) {
+        return std::nullopt;
+    }
+    if (target.size() > root.size() && target[root.size()] != '/') {
+        return std::nullopt; // "<root>x" and "<root>-x" are not inside
+    }
+    std::size_t segs = 0;
+    for (const char c : root) {
+        segs += c == '/' ? 1U : 0U;
+    }
+    return segs;
+}
+
+DataRoots::DataRoots(std::vector<std::string> spellings) : spellings_(std::move(spellings)) {}
+
+std::vector<std::string> DataRoots::keys(FsOps& fs) const {
+    std::vector<std::string> out;
+    auto add = [&out](std::string s) {
+        if (s != "/" && !s.empty() && std::find(out.begin(), out.end(), s) == out.end()) {
+            out.push_back(std::move(s));
+        }
+    };
+    for (const std::string& s : spellings_) {
+        auto canonical = canonicalize_existing(s, fs);
+        if (!canonical) {
+            continue; // cannot be resolved: exempts nothing
+        }
+        add(base::lexical_absolute(s, "/"));
+        add(std::move(canonical.value()));
+    }
+    return out;
+}
+
+} // namespace guardfs::dataroot

@@ -1,0 +1,206 @@
+// Matching the git tier; see git_tier.hpp.
+//
+// A submodule's name may hold slashes, so `.git/modules/a/b/config` is the config of module
+// "a/b". Surfaces are matched wide: every split of the path after `modules/` is tried, so a
+// surface is never missed (the cost: a branch named `config` inside a submodule's refs is
+// refused too). The "through" judgement for renames is narrower, because git renames pack files
+// and refs inside module directories all the time: a module's name ends at the first segment
+// that is an entry of a git directory (objects, refs, ...).
+#include "guard/git_tier.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace guardfs::guard {
+
+namespace {
+
+constexpr std::array<std::string_view, 28> kHooks{
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+};
+
+// Entries git keeps at the top of a git directory; a module name ends before one of these.
+constexpr std::array<std::string_view, 30> kGitDirEntries{
+    "HEAD",
+    "config",
+    "config.worktree",
+    "commondir",
+    "description",
+    "hooks",
+    "info",
+    "objects",
+    "refs",
+    "logs",
+    "index",
+    "packed-refs",
+    "modules",
+    "worktrees",
+    "branches",
+    "FETCH_HEAD",
+    "ORIG_HEAD",
+    "MERGE_HEAD",
+    "COMMIT_EDITMSG",
+    "shallow",
+    "gitdir",
+    "lfs",
+    "rr-cache",
+    "sequencer",
+    "rebase-merge",
+    "rebase-apply",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "AUTO_MERGE",
+    "locked",
+};
+
+template <std::size_t N>
+bool one_of(std::string_view s, const std::array<std::string_view, N>& set) noexcept {
+    return std::find(set.begin(), set.end(), s) != set.end();
+}
+
+using Segs = std::span<const std::string_view>;
+
+// A surface of the git directory whose contents begin at tail[0], or below one.
+GitMatch surface_at(Segs tail) noexcept {
+    if (tail.empty()) {
+        return {};
+    }
+    const std::string_view first = tail[0];
+    if (first == "config") {
+        return {GitSurface::Config, ".git/config"};
+    }
+    if (first == "config.worktree") {
+        return {GitSurface::ConfigWorktree, ".git/config.worktree"};
+    }
+    if (first == "commondir") {
+        return {GitSurface::Commondir, ".git/commondir"};
+    }
+    if (first == "hooks" && tail.size() >= 2 && one_of(tail[1], kHooks)) {
+        return {GitSurface::Hook, ".git/hooks/<hook>"};
+    }
+    if (first == "info" && tail.size() >= 2 && tail[1] == "attributes") {
+        return {GitSurface::Attributes, ".git/info/attributes"};
+    }
+    if (first == "modules") {
+        // Every split of the module name (wide): modules/<name...>/<surface>.
+        for (std::size_t k = 2; k < tail.size(); ++k) {
+            GitMatch m = surface_at(tail.subspan(k));
+            if (m.matched()) {
+                if (m.surface == GitSurface::Hook) {
+                    m.row = ".git/modules/<name>/hooks/<hook>";
+                } else if (m.surface == GitSurface::Config) {
+                    m.row = ".git/modules/<name>/config";
+                } else {
+                    m.row = ".git/modules/<name>/...";
+                }
+                return m;
+            }
+        }
+        return {};
+    }
+    if (first == "worktrees" && tail.size() >= 3) {
+        GitMatch m = surface_at(tail.subspan(2));
+        if (m.matched()) {
+            m.row = ".git/worktrees/<name>/...";
+        }
+        return m;
+    }
+    return {};
+}
+
+// Is tail a proper prefix of a surface path (so renaming it, or making it a symlink, would move
+// or redirect what git runs)?
+bool through_at(Segs tail) noexcept {
+    if (tail.empty()) {
+        return true; // the git directory itself
+    }
+    const std::string_view first = tail[0];
+    if (tail.size() == 1 && (first == "hooks" || first == "info")) {
+        return true;
+    }
+    if (first == "modules") {
+        std::size_t k = 1;
+        while (k < tail.size() && !one_of(tail[k], kGitDirEntries)) {
+            ++k;
+        }
+        if (k == tail.size()) {
+            return true; // a module directory, or a directory on the way to one
+        }
+        return k > 1 && through_at(tail.subspan(k));
+    }
+    if (first == "worktrees") {
+        return tail.size() <= 2 || through_at(tail.subspan(2));
+    }
+    return false;
+}
+
+} // namespace
+
+std::span<const std::string_view> git_hook_names() noexcept {
+    return kHooks;
+}
+
+bool has_git_segment(std::span<const std::string_view> segs) noexcept {
+    return std::find(segs.begin(), segs.end(), std::string_view(".git")) != segs.end();
+}
+
+GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcept {
+    GitMatch best;
+    for (std::size_t i = strip; i < segs.size(); ++i) {
+        if (segs[i] != ".git") {
+            continue;
+        }
+        const Segs tail = segs.subspan(i + 1);
+        if (tail.empty()) {
+            // The `.git` entry itself. A directory is a repository (git init makes one); an
+            // existing regular file or symlink is a gitdir pointer and is not rewritten,
+            // replaced, removed or renamed. A new pointer file may be created (git worktree add,
+            // submodule clones write one).
+            const bool is_dir = t.kind == Kind::Directory || op == Op::Mkdir || op == Op::Rmdir;
+            if (t.through) {
+                return {GitSurface::Through, ".git"};
+            }
+            if (!is_dir && t.exists) {
+                return {GitSurface::Pointer, ".git (gitdir pointer file)"};
+            }
+            continue;
+        }
+        const GitMatch m = surface_at(tail);
+        if (m.matched()) {
+            return m;
+        }
+        if (t.through && through_at(tail)) {
+            best = {GitSurface::Through, ".git/... (a directory on the way to a git surface)"};
+        }
+    }
+    return best;
+}
+
+} // namespace guardfs::guard

@@ -1,0 +1,321 @@
+// The judge; see judge.hpp.
+//
+// Per view: match the deny/ask rows on every reading (and the git tier, and guardfs's own
+// files); only when something matched are the data roots canonicalized (design §5: the common
+// path pays nothing), and a view inside one is judged again relative to it. An ask left on a
+// view is lifted only by an allow row matching that same view's exact bytes.
+#include "guard/judge.hpp"
+
+#include "dataroot/canonicalize.hpp"
+#include "guard/git_tier.hpp"
+#include "patterns/fold.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace guardfs::guard {
+
+using patterns::Reading;
+using patterns::Readings;
+
+bool stronger(const Decision& a, const Decision& b) noexcept {
+    return a.verdict > b.verdict;
+}
+
+namespace {
+
+struct RootKey {
+    std::string key;
+    std::size_t segments = 0;
+};
+
+// Per-decision state: the data-root keys, computed at most once and only when needed.
+struct Context {
+    const CompiledPolicy& policy;
+    dataroot::FsOps& fs;
+    const Request& request;
+    GitConfigJudge git_config_judge;
+    bool keys_ready = false;
+    std::vector<RootKey> keys; // valid (not straddled) keys, shallowest first
+
+    const std::vector<RootKey>& root_keys() {
+        if (keys_ready) {
+            return keys;
+        }
+        keys_ready = true;
+        for (auto& k : policy.roots.keys(fs)) {
+            if (straddling_row(policy, k)) {
+                continue; // a root that a deny row straddles exempts nothing (design §5)
+            }
+            const std::size_t n = static_cast<std::size_t>(std::count(k.begin(), k.end(), '/'));
+            keys.push_back(RootKey{std::move(k), n});
+        }
+        std::sort(keys.begin(), keys.end(),
+                  [](const RootKey& a, const RootKey& b) { return a.segments < b.segments; });
+        return keys;
+    }
+};
+
+Readings& scratch_readings() {
+    thread_local Readings r;
+    return r;
+}
+
+bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
+    if (p.self_paths.empty()) {
+        return false;
+    }
+    const std::string folded = patterns::needs_fold(path) ? patterns::fold(path) : path;
+    for (const std::string& s : p.self_paths) {
+        if (s == path || s == folded) {
+            return true;
+        }
+        if (through) {
+            // Renaming (or making a symlink of) a directory above one of guardfs's own files.
+            for (const std::string* x : {&path, &folded}) {
+                if (s.size() > x->size() && s.compare(0, x->size(), *x) == 0 &&
+                    (*x == "/" || s[x->size()] == '/')) {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
+// The verdict of one path of one target, with strip = segments inside a data root.
+Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const PathView& pv) {
+    const CompiledPolicy& p = ctx.policy;
+    Decision d;
+    auto offer_rule = [&](const patterns::GuardMatch& m) {
+        if (!m.matched()) {
+            return;
+        }
+        if (d.tier != Tier::None && m.best.verdict <= d.verdict) {
+            return;
+        }
+        const patterns::Rule& rule = p.write.rule(m.best.rule);
+        d.verdict = m.best.verdict;
+        d.tier = rule.tier;
+        d.rule = rule.pattern;
+        d.reason = rule.reason;
+        d.reading = m.reading;
+    };
+    offer_rule(p.write.match_guard(r));
+    if (t.through) {
+        offer_rule(p.write.match_guard_partial(r));
+    }
+    if (p.policy.git && d.verdict != Verdict::Deny) {
+        for (const auto& v : r.all()) {
+            const GitMatch g = match_git(v.segs, v.strip, t, ctx.request.op);
+            if (!g.matched()) {
+                continue;
+            }
+            if (g.surface == GitSurface::Config && ctx.request.git_config &&
+                ctx.request.op == Op::Rename && t.role == Role::RenameDestination &&
+                ctx.git_config_judge != nullptr) {
+                // config.lock renamed onto config: judged by content (design §4a).
+                const auto key = ctx.git_config_judge(*ctx.request.git_config);
+                if (key && key->empty()) {
+                    continue; // adds or changes no key through which git runs a program
+                }
+                d.verdict = Verdict::Deny;
+                d.tier = Tier::Git;
+                d.rule = std::string(g.row);
+                d.reading = v.kind;
+                d.reason = key ? fmt::format("the new config sets '{}', through which git runs "
+                                             "a program or reads another file",
+                                             *key)
+                               : std::string("the new config could not be parsed");
+                break;
+            }
+            d.verdict = Verdict::Deny;
+            d.tier = Tier::Git;
+            d.rule = std::string(g.row);
+            d.reading = v.kind;
+            d.reason = "git runs code from here later (hooks, config, attributes, gitdir "
+                       "pointers)";
+            break;
+        }
+    }
+    if (d.tier != Tier::None) {
+        d.view = pv.view;
+        d.path = pv.path;
+    }
+    return d;
+}
+
+Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
+    const CompiledPolicy& p = ctx.policy;
+    if (is_self(p, pv.path, t.through)) {
+        Decision d;
+        d.verdict = Verdict::Deny;
+        d.tier = Tier::SelfProtection;
+        d.rule = pv.path;
+        d.view = pv.view;
+        d.path = pv.path;
+        d.reason = "guardfs's own policy, allow file or audit log";
+        return d;
+    }
+    Readings& r = scratch_readings();
+    r.build(pv.path, 0);
+    Decision d = judge_readings(ctx, r, t, pv);
+    if (d.tier == Tier::None) {
+        return d; // nothing matched: the data root is never consulted
+    }
+    if (!p.roots.empty()) {
+        for (const RootKey& k : ctx.root_keys()) {
+            const auto inside = dataroot::inside_root(pv.path, k.key);
+            if (!inside) {
+                continue;
+            }
+            r.build(pv.path, *inside);
+            d = judge_readings(ctx, r, t, pv);
+            if (d.tier != Tier::None) {
+                d.exempt_root = k.key;
+            } else {
+                d.exempt_root.clear();
+            }
+            break;
+        }
+    }
+    if (d.verdict == Verdict::Ask && p.write.has_allow_rules()) {
+        // Allow rows lift an ask, matched by exact bytes on the same view (design §2).
+        const patterns::MatchBest allow = p.write.match_allow(r);
+        if (allow.matched()) {
+            const patterns::Rule& rule = p.write.rule(allow.rule);
+            d.verdict = Verdict::Allow;
+            d.reason = fmt::format("ask row '{}' lifted by allow row '{}'", d.rule, rule.pattern);
+            d.rule = rule.pattern;
+            d.tier = rule.tier;
+        }
+    }
+    return d;
+}
+
+// The read face (design §8): read.deny rows hide a path and everything below it. No data-root
+// exemption and no allow rows: hiding is decided by the rows alone, before the disk is touched.
+Decision judge_read(const CompiledPolicy& p, const Request& request) {
+    Decision best;
+    if (!p.read.has_guard_rules()) {
+        return best;
+    }
+    Readings& r = scratch_readings();
+    for (const Target& t : request.targets) {
+        for (const PathView& pv : t.views) {
+            r.build(pv.path, 0);
+            const auto m = p.read.match_guard(r);
+            if (!m.matched()) {
+                continue;
+            }
+            const patterns::Rule& rule = p.read.rule(m.best.rule);
+            best.verdict = Verdict::Deny;
+            best.tier = Tier::ReadFace;
+            best.rule = rule.pattern;
+            best.reason = rule.reason.empty() ? "hidden by the read face" : rule.reason;
+            best.view = pv.view;
+            best.path = pv.path;
+            best.reading = m.reading;
+            return best;
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+Judge::Judge(std::shared_ptr<const CompiledPolicy> policy, dataroot::FsOps& fs,
+             GitConfigJudge git_config_judge)
+    : policy_(std::move(policy))
+    , fs_(fs)
+    , git_config_judge_(git_config_judge) {}
+
+std::shared_ptr<const CompiledPolicy> Judge::policy() const noexcept {
+    return policy_.load();
+}
+
+void Judge::set_policy(std::shared_ptr<const CompiledPolicy> policy) noexcept {
+    policy_.store(std::move(policy));
+}
+
+Decision Judge::decide(const Request& request) const noexcept {
+    try {
+        return decide_unsafe(request);
+    } catch (...) {
+        Decision d;
+        d.verdict = Verdict::Deny;
+        d.tier = Tier::Internal;
+        d.reason = "internal error while judging (fail closed)";
+        return d;
+    }
+}
+
+Decision Judge::decide_unsafe(const Request& request) const {
+    const std::shared_ptr<const CompiledPolicy> policy = policy_.load();
+    Decision best;
+    if (!policy) {
+        best.verdict = Verdict::Deny;
+        best.tier = Tier::Internal;
+        best.reason = "no policy loaded (fail closed)";
+        return best;
+    }
+    if (is_read_op(request.op)) {
+        return judge_read(*policy, request);
+    }
+    Context ctx{*policy, fs_, request, git_config_judge_, false, {}};
+    if (request.targets.empty()) {
+        best.verdict = Verdict::Deny;
+        best.tier = Tier::Internal;
+        best.reason = "request without a target (fail closed)";
+        return best;
+    }
+    for (const Target& t : request.targets) {
+        if (t.views.empty()) {
+            best.verdict = Verdict::Deny;
+            best.tier = Tier::Internal;
+            best.reason = "where the target lands could not be determined (fail closed)";
+            return best;
+        }
+        if (t.identity && std::find(policy->self_ids.begin(), policy->self_ids.end(),
+                                    *t.identity) != policy->self_ids.end()) {
+            Decision d;
+            d.verdict = Verdict::Deny;
+            d.tier = Tier::SelfProtection;
+            d.rule = "(identity)";
+            d.view = View::Identity;
+            d.path = t.views.front().path;
+            d.reason = "the same file as guardfs's own policy, allow file or audit log";
+            return d;
+        }
+        Decision target_best;
+        for (const PathView& pv : t.views) {
+            Decision d = judge_path(ctx, t, pv);
+            if (stronger(d, target_best) ||
+                (target_best.tier == Tier::None && d.tier != Tier::None)) {
+                target_best = std::move(d);
+            }
+            if (target_best.verdict == Verdict::Deny) {
+                break;
+            }
+        }
+        if (t.role == Role::LinkTarget && t.leaves_tree && target_best.tier == Tier::None) {
+            target_best.verdict = policy->policy.links_out;
+            target_best.tier = Tier::LinksOut;
+            target_best.rule = "links_out";
+            target_best.view = t.views.front().view;
+            target_best.path = t.views.front().path;
+            target_best.reason = "a new symbolic link whose target leaves the mounted tree";
+        }
+        if (stronger(target_best, best) ||
+            (best.tier == Tier::None && target_best.tier != Tier::None)) {
+            best = std::move(target_best);
+        }
+        if (best.verdict == Verdict::Deny) {
+            break;
+        }
+    }
+    return best;
+}
+
+} // namespace guardfs::guard

@@ -1,0 +1,49 @@
+// The judge (design §2–§5, §8): every view of every target against every rule, the data-root
+// exemption where a rule matched, allow rows lifting asks, and the deny > ask > allow fold.
+// decide() never throws and never blocks on anything but the filesystem questions the data root
+// needs; any internal failure is a Deny with tier Internal (fail closed).
+#pragma once
+
+#include "dataroot/fs_ops.hpp"
+#include "guard/compiled_policy.hpp"
+#include "guard/request.hpp"
+
+#include <atomic>
+#include <memory>
+
+namespace guardfs::guard {
+
+// Judges a proposed git config content against the current one (design §4a). Returns the first
+// key through which git would run a program or read another file that the change adds or
+// alters, "" when there is none, or nullopt when the content cannot be judged (then: deny).
+using GitConfigJudge = std::optional<std::string> (*)(const GitConfigChange& change) noexcept;
+
+class Judge {
+public:
+    // fs answers the data root's and link targets' filesystem questions; it must outlive the
+    // judge. The policy may be swapped later with set_policy().
+    Judge(std::shared_ptr<const CompiledPolicy> policy, dataroot::FsOps& fs,
+          GitConfigJudge git_config_judge = nullptr);
+
+    [[nodiscard]] Decision decide(const Request& request) const noexcept;
+
+    // The policy the next decision will use.
+    [[nodiscard]] std::shared_ptr<const CompiledPolicy> policy() const noexcept;
+
+    // Swaps the policy for every later decision (a reload). Decisions in flight finish with the
+    // policy they started with.
+    void set_policy(std::shared_ptr<const CompiledPolicy> policy) noexcept;
+
+private:
+    Decision decide_unsafe(const Request& request) const;
+
+    std::atomic<std::shared_ptr<const CompiledPolicy>> policy_;
+    dataroot::FsOps& fs_;
+    GitConfigJudge git_config_judge_;
+};
+
+// True when `a` should replace `b` as the decision: a stronger verdict; on equal verdicts the
+// first found stands.
+bool stronger(const Decision& a, const Decision& b) noexcept;
+
+} // namespace guardfs::guard

@@ -1,0 +1,87 @@
+// NFC + case folding through utf8proc; see fold.hpp. ASCII takes a fast path (its NFC is
+// itself and its case fold is tolower), which is what almost every path is.
+#include "patterns/fold.hpp"
+
+#include <utf8proc.h>
+
+#include <cstdlib>
+
+namespace guardfs::patterns {
+
+namespace {
+
+void fold_valid_run(std::string_view run, std::string& out) {
+    if (run.empty()) {
+        return;
+    }
+    utf8proc_uint8_t* mapped = nullptr;
+    const auto options =
+        static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
+    const utf8proc_ssize_t n =
+        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(run.data()),
+                     static_cast<utf8proc_ssize_t>(run.size()), &mapped, options);
+    if (n < 0 || mapped == nullptr) {
+        // Cannot happen for a well-formed run; keep the bytes rather than drop them.
+        out.append(run);
+        return;
+    }
+    out.append(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(n));
+    std::free(mapped); // NOLINT(cppcoreguidelines-no-malloc): utf8proc allocates with malloc
+}
+
+} // namespace
+
+bool needs_fold(std::string_view s) noexcept {
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x80 || (u >= 'A' && u <= 'Z')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void fold_into(std::string_view s, std::string& out) {
+    bool ascii = true;
+    for (const char c : s) {
+        if (static_cast<unsigned char>(c) >= 0x80) {
+            ascii = false;
+            break;
+        }
+    }
+    if (ascii) {
+        for (const char c : s) {
+            out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+        }
+        return;
+    }
+    // Split into maximal well-formed runs; copy each ill-formed byte as it is.
+    const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+    const auto n = static_cast<utf8proc_ssize_t>(s.size());
+    utf8proc_ssize_t run_start = 0;
+    utf8proc_ssize_t i = 0;
+    while (i < n) {
+        utf8proc_int32_t cp = 0;
+        const utf8proc_ssize_t len = utf8proc_iterate(p + i, n - i, &cp);
+        if (len > 0) {
+            i += len;
+            continue;
+        }
+        fold_valid_run(
+            s.substr(static_cast<std::size_t>(run_start), static_cast<std::size_t>(i - run_start)),
+            out);
+        out += s[static_cast<std::size_t>(i)];
+        ++i;
+        run_start = i;
+    }
+    fold_valid_run(s.substr(static_cast<std::size_t>(run_start)), out);
+}
+
+std::string fold(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    fold_into(s, out);
+    return out;
+}
+
+} // namespace guardfs::patterns

@@ -1,0 +1,88 @@
+// Building the readings of a path; see readings.hpp.
+#include "patterns/readings.hpp"
+
+#include "base/path.hpp"
+#include "patterns/fold.hpp"
+
+namespace guardfs::patterns {
+
+const char* to_string(Reading r) noexcept {
+    switch (r) {
+    case Reading::Raw:
+        return "raw";
+    case Reading::Folded:
+        return "folded";
+    case Reading::Backslash:
+        return "backslash";
+    case Reading::FoldedBackslash:
+        return "folded-backslash";
+    }
+    return "raw";
+}
+
+namespace {
+
+// Splits each segment of in at '\' into out (empty parts dropped); returns how many parts the
+// first `strip` segments produced.
+std::size_t split_backslash(std::span<const std::string_view> in, std::size_t strip,
+                            std::vector<std::string_view>& out) {
+    out.clear();
+    std::size_t out_strip = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        std::string_view s = in[i];
+        std::size_t k = 0;
+        while (k <= s.size()) {
+            const std::size_t e = std::min(s.find('\\', k), s.size());
+            if (e > k) {
+                out.push_back(s.substr(k, e - k));
+            }
+            k = e + 1;
+        }
+        if (i + 1 == strip) {
+            out_strip = out.size();
+        }
+    }
+    return out_strip;
+}
+
+} // namespace
+
+void Readings::build(std::string_view path, std::size_t strip_raw) {
+    raw_.clear();
+    views_.clear();
+    base::append_segments(path, raw_);
+    strip_raw_ = std::min(strip_raw, raw_.size());
+    views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
+
+    bool any_fold = false;
+    bool any_backslash = false;
+    for (const auto s : raw_) {
+        any_fold = any_fold || needs_fold(s);
+        any_backslash = any_backslash || s.find('\\') != std::string_view::npos;
+    }
+    if (any_fold) {
+        folded_buf_.clear();
+        offsets_.clear();
+        for (const auto s : raw_) {
+            offsets_.push_back(folded_buf_.size());
+            fold_into(s, folded_buf_);
+        }
+        offsets_.push_back(folded_buf_.size());
+        folded_.clear();
+        for (std::size_t i = 0; i < raw_.size(); ++i) {
+            folded_.push_back(
+                std::string_view(folded_buf_).substr(offsets_[i], offsets_[i + 1] - offsets_[i]));
+        }
+        views_.push_back(ReadingView{Reading::Folded, folded_, strip_raw_});
+    }
+    if (any_backslash) {
+        const std::size_t s1 = split_backslash(raw_, strip_raw_, bs_raw_);
+        views_.push_back(ReadingView{Reading::Backslash, bs_raw_, s1});
+        if (any_fold) {
+            const std::size_t s2 = split_backslash(folded_, strip_raw_, bs_folded_);
+            views_.push_back(ReadingView{Reading::FoldedBackslash, bs_folded_, s2});
+        }
+    }
+}
+
+} // namespace guardfs::patterns

@@ -1,0 +1,50 @@
+// The readings of a target path that deny/ask matching tries (design §2): the raw bytes, the
+// folded reading (NFC, case folded) and, when a name holds a backslash, both again with `\` as
+// a separator. Any reading that matches counts. Allow matching uses the raw reading alone.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace guardfs::patterns {
+
+enum class Reading : unsigned char { Raw, Folded, Backslash, FoldedBackslash };
+
+const char* to_string(Reading r) noexcept;
+
+struct ReadingView {
+    Reading kind;
+    std::span<const std::string_view> segs;
+    std::size_t strip; // leading segments inside the data root (see RuleTable)
+};
+
+// Holds the readings of one path. Reuse one object per thread: build() keeps its buffers.
+class Readings {
+public:
+    // Splits path on '/', and builds the other readings only where they differ from the raw one.
+    // strip_raw is the number of leading raw segments that lie inside a data root (0 for none).
+    // The views returned below stay valid until the next build() or the object's destruction;
+    // they do not point into `path`'s storage only if the caller keeps `path` alive too.
+    void build(std::string_view path, std::size_t strip_raw);
+
+    [[nodiscard]] std::span<const ReadingView> all() const noexcept { return views_; }
+
+    [[nodiscard]] std::span<const std::string_view> raw() const noexcept { return raw_; }
+
+    [[nodiscard]] std::size_t raw_strip() const noexcept { return strip_raw_; }
+
+private:
+    std::vector<std::string_view> raw_;
+    std::vector<std::string_view> folded_;
+    std::vector<std::string_view> bs_raw_;
+    std::vector<std::string_view> bs_folded_;
+    std::string folded_buf_;
+    std::vector<std::size_t> offsets_;
+    std::vector<ReadingView> views_;
+    std::size_t strip_raw_ = 0;
+};
+
+} // namespace guardfs::patterns

@@ -1,0 +1,132 @@
+// Compiling and querying a rule table; see rule_table.hpp.
+#include "patterns/rule_table.hpp"
+
+#include "base/path.hpp"
+#include "patterns/fold.hpp"
+
+namespace guardfs::patterns {
+
+namespace {
+
+std::vector<SegmentGlob> folded_segments(const std::vector<SegmentGlob>& segs, bool& differs) {
+    std::vector<SegmentGlob> out;
+    out.reserve(segs.size());
+    differs = false;
+    for (const SegmentGlob& g : segs) {
+        std::string f = fold(g.text());
+        differs = differs || f != g.text();
+        out.push_back(g.with_text(f));
+    }
+    return out;
+}
+
+} // namespace
+
+RuleTable::RuleTable() = default;
+
+RuleTable RuleTable::build(std::vector<RuleSpec> specs,
+                           const std::map<std::string, std::vector<std::string>>& anchors) {
+    RuleTable t;
+    auto add = [&t](const Rule& rule, const std::vector<SegmentGlob>& segs) {
+        const auto id = static_cast<std::uint32_t>(t.rules_.size());
+        t.rules_.push_back(rule);
+        const bool anchored = rule.anchor_depth > 0;
+        if (rule.verdict == Verdict::Allow) {
+            (anchored ? t.allow_anchored_ : t.allow_floating_)
+                .insert(segs, id, rule.verdict, rule.anchor_depth);
+            t.has_allow_ = true;
+            return;
+        }
+        SegmentTrie& trie = anchored ? t.guard_anchored_ : t.guard_floating_;
+        trie.insert(segs, id, rule.verdict, rule.anchor_depth);
+        bool differs = false;
+        auto folded = folded_segments(segs, differs);
+        if (differs) {
+            trie.insert(folded, id, rule.verdict, rule.anchor_depth);
+        }
+        t.has_guard_ = true;
+    };
+    for (RuleSpec& spec : specs) {
+        add(spec.rule, spec.compiled.segments);
+        if (anchors.empty()) {
+            continue;
+        }
+        auto it = anchors.find(spec.compiled.segments.front().text());
+        if (it == anchors.end()) {
+            continue;
+        }
+        for (const std::string& dir : it->second) {
+            const auto dir_segs = base::split_segments(dir);
+            if (dir_segs.empty()) {
+                continue; // "/" reduces to nothing and anchors nothing
+            }
+            std::vector<SegmentGlob> segs;
+            for (const auto s : dir_segs) {
+                segs.push_back(SegmentGlob::literal(s)); // a directory name: '*' is literal
+            }
+            for (std::size_t k = 1; k < spec.compiled.segments.size(); ++k) {
+                segs.push_back(spec.compiled.segments[k]);
+            }
+            Rule anchored = spec.rule;
+            anchored.anchor_depth = dir_segs.size();
+            std::string tail;
+            for (std::size_t k = 1; k < spec.compiled.segments.size(); ++k) {
+                tail += '/';
+                tail += spec.compiled.segments[k].text();
+            }
+            anchored.pattern = base::join_absolute(dir_segs) + tail;
+            add(anchored, segs);
+        }
+    }
+    t.guard_floating_.finalize();
+    t.guard_anchored_.finalize();
+    t.allow_floating_.finalize();
+    t.allow_anchored_.finalize();
+    return t;
+}
+
+GuardMatch RuleTable::match_guard(const Readings& r) const {
+    GuardMatch out;
+    if (!has_guard_) {
+        return out;
+    }
+    for (const ReadingView& v : r.all()) {
+        MatchBest b;
+        guard_floating_.match(v.segs, v.strip, b);
+        guard_anchored_.match(v.segs, v.strip, b);
+        if (b.matched() && (!out.matched() || b.verdict > out.best.verdict)) {
+            out.best = b;
+            out.reading = v.kind;
+        }
+    }
+    return out;
+}
+
+GuardMatch RuleTable::match_guard_partial(const Readings& r) const {
+    GuardMatch out;
+    if (!has_guard_) {
+        return out;
+    }
+    for (const ReadingView& v : r.all()) {
+        MatchBest b;
+        guard_floating_.match_partial_at_end(v.segs, v.strip, b);
+        guard_anchored_.match_partial_at_end(v.segs, v.strip, b);
+        if (b.matched() && (!out.matched() || b.verdict > out.best.verdict)) {
+            out.best = b;
+            out.reading = v.kind;
+        }
+    }
+    return out;
+}
+
+MatchBest RuleTable::match_allow(const Readings& r) const {
+    MatchBest b;
+    if (!has_allow_) {
+        return b;
+    }
+    allow_floating_.match(r.raw(), r.raw_strip(), b);
+    allow_anchored_.match(r.raw(), r.raw_strip(), b);
+    return b;
+}
+
+} // namespace guardfs::patterns

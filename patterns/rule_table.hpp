@@ -1,0 +1,71 @@
+// An immutable, compiled rule set (design §2, §4): deny and ask rows in "guard" tries that are
+// matched wide (every reading, patterns inserted both as written and folded), allow rows in
+// tries matched by exact bytes. Rows that open with a segment named in agent_config_dirs are
+// also inserted anchored below that directory (design §4).
+// Built once, shared as std::shared_ptr<const RuleTable>, so a reload swaps one pointer.
+#pragma once
+
+#include "base/result.hpp"
+#include "patterns/pattern.hpp"
+#include "patterns/readings.hpp"
+#include "patterns/rule.hpp"
+#include "patterns/trie.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace guardfs::patterns {
+
+struct RuleSpec {
+    Rule rule;
+    CompiledPattern compiled;
+};
+
+// The strongest match over several readings, with the reading that found it.
+struct GuardMatch {
+    MatchBest best;
+    Reading reading = Reading::Raw;
+
+    [[nodiscard]] bool matched() const noexcept { return best.matched(); }
+};
+
+class RuleTable {
+public:
+    // anchors maps a first segment (e.g. ".claude") to the absolute directories that stand for
+    // it (each spelling of one agent_config_dirs value). Never fails: every spec is compiled.
+    static RuleTable build(std::vector<RuleSpec> specs,
+                           const std::map<std::string, std::vector<std::string>>& anchors = {});
+
+    RuleTable();
+
+    [[nodiscard]] const Rule& rule(std::uint32_t id) const { return rules_.at(id); }
+
+    [[nodiscard]] std::size_t size() const noexcept { return rules_.size(); }
+
+    // Deny/ask rows whose pattern matches a run of the target (the run starting inside the
+    // part of the path that is not stripped; see Readings::build).
+    [[nodiscard]] GuardMatch match_guard(const Readings& r) const;
+
+    // Deny/ask rows with a proper prefix matching a suffix of the target: rows whose guarding
+    // run passes through the target's last segment (design §3, rename).
+    [[nodiscard]] GuardMatch match_guard_partial(const Readings& r) const;
+
+    // Allow rows, exact bytes on the raw reading.
+    [[nodiscard]] MatchBest match_allow(const Readings& r) const;
+
+    [[nodiscard]] bool has_guard_rules() const noexcept { return has_guard_; }
+
+    [[nodiscard]] bool has_allow_rules() const noexcept { return has_allow_; }
+
+private:
+    std::vector<Rule> rules_;
+    SegmentTrie guard_floating_{false};
+    SegmentTrie guard_anchored_{true};
+    SegmentTrie allow_floating_{false};
+    SegmentTrie allow_anchored_{true};
+    bool has_guard_ = false;
+    bool has_allow_ = false;
+};
+
+} // namespace guardfs::patterns

@@ -1,0 +1,126 @@
+// The git tier (design §4a): execution surfaces in every git directory at any depth, hooks by
+// name, the gitdir pointer file, and renames through them.
+#include "guard_support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace guardfs;
+using guard::Kind;
+using guard::Op;
+using guard::Role;
+using guard::Tier;
+using guard::Verdict;
+
+namespace {
+
+dataroot::RealFs g_fs;
+
+guard::Judge git_only() {
+    return guard::Judge(test::policy_of("agent_config: false\n"), g_fs);
+}
+
+} // namespace
+
+TEST_CASE("git surfaces are guarded at any depth, objects, refs and samples are not",
+          "[guard][git]") {
+    const guard::Judge j = git_only();
+    auto [path, expected] = GENERATE(table<std::string, Verdict>({
+        {"/w/.git/hooks/pre-commit", Verdict::Deny},
+        {"/w/.git/hooks/post-checkout", Verdict::Deny},
+        {"/w/.git/hooks/fsmonitor-watchman", Verdict::Deny},
+        {"/w/.git/hooks/pre-commit.sample", Verdict::Allow}, // git init's templates
+        {"/w/.git/hooks/my-helper.sh", Verdict::Allow},      // git never runs it by name
+        {"/w/.git/hooks", Verdict::Allow},                   // the empty dir git init makes
+        {"/w/.git/config", Verdict::Deny},
+        {"/w/.git/config.lock", Verdict::Allow}, // judged at its rename
+        {"/w/.git/config.worktree", Verdict::Deny},
+        {"/w/.git/commondir", Verdict::Deny},
+        {"/w/.git/info/attributes", Verdict::Deny},
+        {"/w/.git/info/exclude", Verdict::Allow},
+        {"/w/.git/objects/ab/cdef0123", Verdict::Allow},
+        {"/w/.git/refs/heads/main", Verdict::Allow},
+        {"/w/.git/refs/heads/config", Verdict::Allow}, // a branch named config
+        {"/w/.git/index", Verdict::Allow},
+        {"/w/.git/HEAD", Verdict::Allow},
+        {"/w/.git/logs/HEAD", Verdict::Allow},
+        {"/w/vendor/sub/.git/hooks/pre-commit", Verdict::Deny},  // nested repository
+        {"/w/.git/modules/sub/hooks/pre-commit", Verdict::Deny}, // submodule git dir
+        {"/w/.git/modules/sub/config", Verdict::Deny},
+        {"/w/.git/modules/a/b/config", Verdict::Deny}, // a module name with a slash
+        {"/w/.git/modules/a/modules/b/hooks/post-merge", Verdict::Deny},
+        {"/w/.git/modules/sub/objects/pack/p.pack", Verdict::Allow},
+        {"/w/.git/worktrees/wt/config.worktree", Verdict::Deny},
+        {"/w/.git/worktrees/wt/commondir", Verdict::Deny},
+        {"/w/.git/worktrees/wt/HEAD", Verdict::Allow},
+        {"/w/.git/worktrees/wt/refs/heads/config", Verdict::Allow},
+        {"/w/.GIT/HOOKS/PRE-COMMIT", Verdict::Deny}, // wide, like every deny row
+        {"/w/.git\\hooks\\pre-commit", Verdict::Deny},
+        {"/w/src/hooks/pre-commit", Verdict::Allow}, // not in a git directory
+        {"/w/src/config", Verdict::Allow},
+    }));
+    CAPTURE(path);
+    const auto d = test::write_to(j, path);
+    CHECK(d.verdict == expected);
+    if (expected == Verdict::Deny) {
+        CHECK(d.tier == Tier::Git);
+    }
+}
+
+TEST_CASE("an existing .git pointer file is not rewritten, removed or renamed, a new one may be "
+          "created",
+          "[guard][git][pointer]") {
+    const guard::Judge j = git_only();
+    guard::Target existing = test::target("/w/wt/.git");
+    existing.exists = true;
+    existing.kind = Kind::File;
+    CHECK(j.decide(test::request(Op::OpenWrite, {existing})).verdict == Verdict::Deny);
+    CHECK(j.decide(test::request(Op::Truncate, {existing})).verdict == Verdict::Deny);
+    CHECK(j.decide(test::request(Op::Unlink, {existing})).verdict == Verdict::Deny);
+    guard::Target fresh = test::target("/w/wt/.git");
+    fresh.kind = Kind::File;
+    CHECK(j.decide(test::request(Op::Create, {fresh})).verdict == Verdict::Allow);
+    guard::Target dir = test::target("/w/repo/.git");
+    dir.kind = Kind::Directory;
+    CHECK(j.decide(test::request(Op::Mkdir, {dir})).verdict == Verdict::Allow);
+    dir.exists = true;
+    CHECK(j.decide(test::request(Op::Chmod, {dir})).verdict == Verdict::Allow);
+}
+
+TEST_CASE("renames and symlinks through a git directory's surfaces are refused",
+          "[guard][git][rename]") {
+    const guard::Judge j = git_only();
+    auto rename = [&](const std::string& from, const std::string& to) {
+        guard::Target a = test::target(from, Role::RenameSource);
+        guard::Target b = test::target(to, Role::RenameDestination);
+        a.through = b.through = true;
+        a.exists = true;
+        return j.decide(test::request(Op::Rename, {a, b})).verdict;
+    };
+    CHECK(rename("/w/r/.git/hooks/pre-commit.sample", "/w/r/.git/hooks/pre-commit") ==
+          Verdict::Deny);
+    CHECK(rename("/w/r/.git", "/w/r/.git-away") == Verdict::Deny);
+    CHECK(rename("/w/r/.gitx", "/w/r/.git") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/hooks", "/w/r/.git/hooks-old") == Verdict::Deny);
+    CHECK(rename("/w/prepared", "/w/r/.git/hooks") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/sub", "/w/r/.git/modules/x") == Verdict::Deny);
+    CHECK(rename("/w/r", "/w/r2") == Verdict::Allow);
+    // what git itself renames all day
+    CHECK(rename("/w/r/.git/index.lock", "/w/r/.git/index") == Verdict::Allow);
+    CHECK(rename("/w/r/.git/HEAD.lock", "/w/r/.git/HEAD") == Verdict::Allow);
+    CHECK(rename("/w/r/.git/refs/heads/main.lock", "/w/r/.git/refs/heads/main") == Verdict::Allow);
+    CHECK(rename("/w/r/.git/objects/pack/tmp_pack_x", "/w/r/.git/objects/pack/pack-1.pack") ==
+          Verdict::Allow);
+    CHECK(rename("/w/r/.git/modules/sub/objects/pack/tmp_x",
+                 "/w/r/.git/modules/sub/objects/pack/pack-2.pack") == Verdict::Allow);
+    // a symlink named hooks or .git redirects what git runs
+    guard::Target link = test::target("/w/r/.git/hooks", Role::NewName);
+    link.through = true;
+    guard::Target to = test::target("/tmp/evil", Role::LinkTarget);
+    to.leaves_tree = true;
+    CHECK(j.decide(test::request(Op::Symlink, {link, to})).verdict == Verdict::Deny);
+}
+
+TEST_CASE("the git tier can be switched off", "[guard][git]") {
+    guard::Judge j(test::policy_of("git: false\n"), g_fs);
+    CHECK(test::write_to(j, "/w/.git/hooks/pre-commit").verdict == Verdict::Allow);
+}

@@ -1,0 +1,307 @@
+// The judge (design §2–§5, §7, §8): views, the fold, the data root, allow rows, agent_config_dirs,
+// links_out, self-protection and the read face. Seeds 000, 003 and 004 name most of these cases.
+#include "guard_support.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <sys/stat.h>
+
+using namespace guardfs;
+using guard::Decision;
+using guard::Op;
+using guard::Role;
+using guard::Tier;
+using guard::Verdict;
+using guard::View;
+using test::TempDir;
+
+namespace {
+
+dataroot::RealFs g_fs;
+
+} // namespace
+
+TEST_CASE("a decision names its rule, tier, view and reason", "[guard][judge]") {
+    guard::Judge j(test::policy_of("deny: [{pattern: .env, reason: secrets here}]\n"), g_fs);
+    const Decision d = test::write_to(j, "/w/app/.env");
+    CHECK(d.verdict == Verdict::Deny);
+    CHECK(d.rule == ".env");
+    CHECK(d.tier == Tier::Policy);
+    CHECK(d.view == View::Spelled);
+    CHECK(d.path == "/w/app/.env");
+    CHECK(d.reason == "secrets here");
+    const Decision none = test::write_to(j, "/w/app/main.c");
+    CHECK(none.verdict == Verdict::Allow);
+    CHECK(none.tier == Tier::None);
+    CHECK(none.rule.empty());
+}
+
+TEST_CASE("deny > ask > allow across rules and tiers", "[guard][judge][fold]") {
+    guard::Judge j(test::policy_of("deny: [.env]\nask: [.env, app]\nallow: [.env, app]\n"), g_fs);
+    CHECK(test::write_to(j, "/w/app/.env").verdict == Verdict::Deny); // allow never lifts deny
+    CHECK(test::write_to(j, "/w/app/x").verdict == Verdict::Allow);   // allow lifts ask
+}
+
+TEST_CASE("every view is judged and any guarded view decides", "[guard][judge][views]") {
+    guard::Judge j(test::policy_of("deny: [.env]\n"), g_fs);
+    guard::Target t = test::target("/w/notes");
+    t.views.push_back(guard::PathView{"/w/.env", View::OtherName}); // a second hard-link name
+    const Decision d = j.decide(test::request(Op::OpenWrite, {t}));
+    CHECK(d.verdict == Verdict::Deny);
+    CHECK(d.view == View::OtherName);
+    guard::Target c = test::target("/m/notes");
+    c.views.push_back(guard::PathView{"/real/.env", View::Canonical});
+    CHECK(j.decide(test::request(Op::OpenWrite, {c})).view == View::Canonical);
+}
+
+TEST_CASE("a target whose landing cannot be determined is denied", "[guard][judge][fail-closed]") {
+    guard::Judge j(test::policy_of(""), g_fs);
+    CHECK(j.decide(test::request(Op::Create, {})).verdict == Verdict::Deny);
+    guard::Target no_views;
+    const Decision d = j.decide(test::request(Op::Create, {no_views}));
+    CHECK(d.verdict == Verdict::Deny);
+    CHECK(d.tier == Tier::Internal);
+}
+
+TEST_CASE("a new symlink is judged at its target (design §3)", "[guard][judge][symlink]") {
+    guard::Judge j(test::policy_of("deny: [.env, .ssh]\n"), g_fs);
+    auto link = [&](const std::string& name, const std::string& to, bool leaves) {
+        guard::Target n = test::target(name, Role::NewName);
+        n.through = true;
+        guard::Target t = test::target(to, Role::LinkTarget);
+        t.views.front().view = View::LinkTarget;
+        t.leaves_tree = leaves;
+        return j.decide(test::request(Op::Symlink, {n, t}));
+    };
+    // notes -> ../.env, inside the tree
+    const Decision in = link("/w/sub/notes", "/w/.env", false);
+    CHECK(in.verdict == Verdict::Deny);
+    CHECK(in.view == View::LinkTarget);
+    // k -> /home/u/.ssh/id_rsa, outside the tree
+    CHECK(link("/w/k", "/home/u/.ssh/id_rsa", true).verdict == Verdict::Deny);
+    // a plain link out of the tree gets links_out: allow by default
+    const Decision out = link("/w/venv/bin/python", "/usr/bin/python3", true);
+    CHECK(out.verdict == Verdict::Allow);
+    CHECK(out.tier == Tier::LinksOut);
+    // and the policy's links_out otherwise
+    guard::Judge asking(test::policy_of("links_out: ask\n"), g_fs);
+    guard::Target n = test::target("/w/l", Role::NewName);
+    guard::Target t = test::target("/etc/passwd", Role::LinkTarget);
+    t.leaves_tree = true;
+    CHECK(asking.decide(test::request(Op::Symlink, {n, t})).verdict == Verdict::Ask);
+    t.leaves_tree = false;
+    CHECK(asking.decide(test::request(Op::Symlink, {n, t})).verdict == Verdict::Allow);
+}
+
+TEST_CASE("a rename is judged at both ends and by rows passing through the renamed name",
+          "[guard][judge][rename]") {
+    guard::Judge j(test::policy_of("deny: [.git/hooks, .env]\ngit: false\n"), g_fs);
+    auto rename = [&](const std::string& from, const std::string& to) {
+        guard::Target a = test::target(from, Role::RenameSource);
+        guard::Target b = test::target(to, Role::RenameDestination);
+        a.through = b.through = true;
+        return j.decide(test::request(Op::Rename, {a, b})).verdict;
+    };
+    CHECK(rename("/w/r/.git", "/w/r/.git-old") == Verdict::Deny); // moving .git away
+    CHECK(rename("/w/r/.gitx", "/w/r/.git") == Verdict::Deny);    // a prepared .gitx in place
+    CHECK(rename("/w/r", "/w/r2") == Verdict::Allow);             // a whole repository moves
+    CHECK(rename("/w/app", "/w/app2") == Verdict::Allow);         // a dir holding .env moves
+    CHECK(rename("/w/notes", "/w/.env") == Verdict::Deny);        // onto a guarded name
+    CHECK(rename("/w/.env", "/w/notes") == Verdict::Deny);        // a guarded name away
+}
+
+TEST_CASE("the data root: ancestors do not guard inside it, guarded paths inside still do",
+          "[guard][judge][dataroot]") {
+    TempDir t;
+    const std::string root = t.mkdir(".sema/engine-data");
+    guard::CompileOptions o;
+    o.cli_data_roots = {root};
+    guard::Judge j(test::policy_of("ask: [.sema]\ndeny: [.ssh]\n", o), g_fs);
+
+    const Decision inside = test::write_to(j, root + "/memory/note.md");
+    CHECK(inside.verdict == Verdict::Allow);
+    CHECK(test::write_to(j, root).verdict == Verdict::Allow);
+    const Decision ssh = test::write_to(j, root + "/x/.ssh/id_rsa");
+    CHECK(ssh.verdict == Verdict::Deny);
+    CHECK(ssh.exempt_root == root);
+    CHECK(test::write_to(j, root + "/.sema/x").verdict == Verdict::Ask);   // inside, again
+    CHECK(test::write_to(j, root + "-x/note.md").verdict == Verdict::Ask); // <root>-x
+    CHECK(test::write_to(j, root + "x/note.md").verdict == Verdict::Ask);  // <root>x
+    CHECK(test::write_to(j, t / ".sema/other/note").verdict == Verdict::Ask);
+    CHECK(test::write_to(j, t / ".SEMA/engine-data/n").verdict == Verdict::Ask); // no folding
+}
+
+TEST_CASE("a data root of '/' or a missing one exempts nothing", "[guard][judge][dataroot]") {
+    TempDir t;
+    guard::CompileOptions slash;
+    slash.cli_data_roots = {"/"};
+    guard::Judge j(test::policy_of("ask: [.sema]\n", slash), g_fs);
+    CHECK(test::write_to(j, "/h/.sema/engine-data/x").verdict == Verdict::Ask);
+
+    guard::CompileOptions missing;
+    missing.cli_data_roots = {t / ".sema/engine-data"};
+    guard::Judge m(test::policy_of("ask: [.sema]\n", missing), g_fs);
+    CHECK(test::write_to(m, t / ".sema/engine-data/x").verdict == Verdict::Ask);
+    // and once it exists, the next decision sees it (nothing cached at start)
+    t.mkdir(".sema/engine-data");
+    CHECK(test::write_to(m, t / ".sema/engine-data/x").verdict == Verdict::Allow);
+}
+
+TEST_CASE("a symlinked data root that is retargeted is followed on the next decision",
+          "[guard][judge][dataroot]") {
+    TempDir t;
+    t.mkdir(".sema/one");
+    t.mkdir(".sema/two");
+    std::filesystem::create_directory_symlink(t / ".sema/one", t / "data");
+    guard::CompileOptions o;
+    o.cli_data_roots = {t / "data"};
+    guard::Judge j(test::policy_of("ask: [.sema]\n", o), g_fs);
+    CHECK(test::write_to(j, t / ".sema/one/x").verdict == Verdict::Allow);
+    CHECK(test::write_to(j, t / ".sema/two/x").verdict == Verdict::Ask);
+    std::filesystem::remove(t / "data");
+    std::filesystem::create_directory_symlink(t / ".sema/two", t / "data");
+    CHECK(test::write_to(j, t / ".sema/one/x").verdict == Verdict::Ask);
+    CHECK(test::write_to(j, t / ".sema/two/x").verdict == Verdict::Allow);
+}
+
+TEST_CASE("a data root that a deny row could straddle is refused at start, naming the row",
+          "[guard][judge][dataroot]") {
+    TempDir t;
+    t.mkdir(".claude");
+    t.mkdir("repo/.git");
+    auto refused = [&](const std::string& yaml, const std::string& root) {
+        guard::CompileOptions o;
+        o.cli_data_roots = {root};
+        auto p = test::compile_yaml(yaml, o);
+        REQUIRE_FALSE(p.has_value());
+        return p.error().message;
+    };
+    CHECK(refused("", t / ".claude").find(".claude/settings.json") != std::string::npos);
+    CHECK(refused("deny: [.ssh]\n", "/home/u/.ssh/keys").find("'.ssh'") != std::string::npos);
+    CHECK(refused("", t / "repo/.git").find("git") != std::string::npos);
+    CHECK(refused("deny: [a/b/c]\n", "/x/a/b").find("a/b/c") != std::string::npos);
+    // An ask row may be stripped: that is what the data root is for.
+    guard::CompileOptions ok;
+    ok.cli_data_roots = {t / ".claude/projects"};
+    CHECK(test::compile_yaml("", ok).has_value());
+}
+
+TEST_CASE("a data root given through $AGENT_DATA_DIR or the policy, first found wins",
+          "[guard][judge][dataroot]") {
+    TempDir t;
+    t.mkdir(".sema/a");
+    t.mkdir(".sema/b");
+    guard::CompileOptions o;
+    o.env_data_root = t / ".sema/a";
+    guard::Judge env(test::policy_of("ask: [.sema]\n", o), g_fs);
+    CHECK(test::write_to(env, t / ".sema/a/x").verdict == Verdict::Allow);
+    guard::Judge pol(test::policy_of("ask: [.sema]\ndata_root: " + (t / ".sema/b") + "\n", o),
+                     g_fs);
+    CHECK(test::write_to(pol, t / ".sema/b/x").verdict == Verdict::Allow);
+    CHECK(test::write_to(pol, t / ".sema/a/x").verdict == Verdict::Ask); // policy beats env
+    o.cli_data_roots = {t / ".sema/a"};
+    guard::Judge cli(test::policy_of("ask: [.sema]\ndata_root: " + (t / ".sema/b") + "\n", o),
+                     g_fs);
+    CHECK(test::write_to(cli, t / ".sema/a/x").verdict == Verdict::Allow);
+    CHECK(test::write_to(cli, t / ".sema/b/x").verdict == Verdict::Ask); // flag beats policy
+}
+
+TEST_CASE("agent_config_dirs extends every pattern that opens with its segment",
+          "[guard][judge][agent-config]") {
+    TempDir t;
+    const std::string cfg = t.mkdir("srv/claude-config");
+    guard::Judge j(
+        test::policy_of("agent_config_dirs: {\".claude\": " + cfg + "}\ndeny: [.claude/private]\n"),
+        g_fs);
+    CHECK(test::write_to(j, cfg + "/settings.json").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, cfg + "/hooks/x.sh").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, cfg + "/notes.md").verdict == Verdict::Ask);
+    CHECK(test::write_to(j, cfg + "/private/x").verdict == Verdict::Deny); // the policy's rows too
+    CHECK(test::write_to(j, cfg + "x/settings.json").verdict == Verdict::Allow);
+    CHECK(test::write_to(j, "/w/.claude/settings.json").verdict == Verdict::Deny);
+}
+
+TEST_CASE("agent_config_dirs rejects a value that is not an existing absolute directory",
+          "[guard][judge][agent-config]") {
+    TempDir t;
+    t.write("file", "x");
+    for (const std::string& dir :
+         {std::string("relative/dir"), t / "missing", t / "file", std::string("/")}) {
+        CAPTURE(dir);
+        auto p = test::compile_yaml("agent_config_dirs: {\".claude\": \"" + dir + "\"}\n");
+        REQUIRE_FALSE(p.has_value());
+        CHECK(p.error().message.find("agent_config_dirs") != std::string::npos);
+    }
+}
+
+TEST_CASE("guardfs's own files are write-denied by name and by identity",
+          "[guard][judge][self-protection]") {
+    TempDir t;
+    const std::string policy_path = t.write("conf/policy.yaml", "deny: [x]\n");
+    const std::string log = t / "logs/audit.jsonl";
+    auto loaded = patterns::load_policy_file(policy_path);
+    REQUIRE(loaded.has_value());
+    loaded->policy.audit.path = log;
+    guard::CompileOptions o;
+    o.start_dir = "/";
+    auto compiled = guard::compile_policy(loaded->policy, o, g_fs);
+    REQUIRE(compiled.has_value());
+    guard::Judge j(compiled.value(), g_fs);
+    const Decision d = test::write_to(j, policy_path);
+    CHECK(d.verdict == Verdict::Deny);
+    CHECK(d.tier == Tier::SelfProtection);
+    CHECK(test::write_to(j, log).verdict == Verdict::Deny);
+
+    // a hard link elsewhere is the same inode
+    struct stat st {};
+
+    REQUIRE(::stat(policy_path.c_str(), &st) == 0);
+    guard::Target other = test::target(t / "innocent-name");
+    other.identity = guard::FileId{st.st_dev, st.st_ino};
+    CHECK(j.decide(test::request(Op::OpenWrite, {other})).tier == Tier::SelfProtection);
+    // renaming the directory that holds it
+    guard::Target dir = test::target(t / "conf", Role::RenameSource);
+    dir.through = true;
+    guard::Target to = test::target(t / "conf2", Role::RenameDestination);
+    to.through = true;
+    CHECK(j.decide(test::request(Op::Rename, {dir, to})).verdict == Verdict::Deny);
+    CHECK(test::write_to(j, t / "conf/other.yaml").verdict == Verdict::Allow);
+}
+
+TEST_CASE("the read face hides a path and everything below it, segment-wise",
+          "[guard][judge][read-face]") {
+    guard::Judge j(test::policy_of("read: {deny: [credentials]}\n"), g_fs);
+    auto read = [&](const std::string& p) {
+        return j.decide(test::request(Op::Lookup, {test::target(p)})).verdict;
+    };
+    CHECK(read("/w/credentials") == Verdict::Deny);
+    CHECK(read("/w/credentials/token.txt") == Verdict::Deny);
+    CHECK(read("/w/CREDENTIALS/token.txt") == Verdict::Deny);
+    CHECK(read("/w/credentials-backup") == Verdict::Allow);
+    CHECK(read("/w/src/main.c") == Verdict::Allow);
+    // the write face is separate
+    CHECK(test::write_to(j, "/w/credentials/x").verdict == Verdict::Allow);
+}
+
+TEST_CASE("with no policy file the built-in recommended set applies", "[guard][judge][builtin]") {
+    guard::CompileOptions o;
+    o.start_dir = "/";
+    auto compiled = guard::compile_policy(patterns::Policy::builtin_default(), o, g_fs);
+    REQUIRE(compiled.has_value());
+    guard::Judge j(compiled.value(), g_fs);
+    CHECK(test::write_to(j, "/home/u/.ssh/authorized_keys").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, "/home/u/.SSH/authorized_keys").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, "/home/u/.bashrc").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, "/w/.claude/settings.json").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, "/w/.claude/notes.md").verdict == Verdict::Ask);
+    CHECK(test::write_to(j, "/w/.mcp.json").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, "/w/.git/hooks/pre-commit").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, "/w/.git/hooks/pre-commit.sample").verdict == Verdict::Allow);
+    CHECK(test::write_to(j, "/w/.git/objects/ab/cdef").verdict == Verdict::Allow);
+    CHECK(test::write_to(j, "/w/src/main.c").verdict == Verdict::Allow);
+    CHECK(test::write_to(j, "/w/README.md").verdict == Verdict::Allow);
+    CHECK(test::write_to(j, "/w/.gitignore").verdict == Verdict::Allow);
+}

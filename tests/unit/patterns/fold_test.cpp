@@ -1,0 +1,45 @@
+// The folded reading (design §2): NFC with case folded, by utf8proc; invalid UTF-8 neither
+// crashes nor disappears.
+#include "patterns/fold.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using guardfs::patterns::fold;
+using guardfs::patterns::needs_fold;
+
+TEST_CASE("folding lowers ASCII and leaves lower case alone", "[patterns][fold]") {
+    CHECK(fold(".SSH") == ".ssh");
+    CHECK(fold("Id_RSA") == "id_rsa");
+    CHECK(fold("already.lower") == "already.lower");
+    CHECK_FALSE(needs_fold("already.lower"));
+    CHECK(needs_fold("Upper"));
+    CHECK(needs_fold("caf\xC3\xA9"));
+}
+
+TEST_CASE("folding composes decomposed Unicode (NFC)", "[patterns][fold]") {
+    // "é" as e + COMBINING ACUTE ACCENT folds to the precomposed U+00E9.
+    CHECK(fold("caf"
+               "e\xCC\x81") == "caf\xC3\xA9");
+    // and an upper-case decomposed É folds to the same.
+    CHECK(fold("CAF"
+               "E\xCC\x81") == "caf\xC3\xA9");
+}
+
+TEST_CASE("folding uses Unicode case folding, not just ASCII", "[patterns][fold]") {
+    CHECK(fold("\xE2\x84\xAA") == "k"); // KELVIN SIGN
+    CHECK(fold(".\xC5\xBF"
+               "sh") == ".ssh"); // LATIN SMALL LETTER LONG S
+    CHECK(fold("STRA\xC3\x9F"
+               "E") == "strasse"); // sharp s folds to "ss"
+}
+
+TEST_CASE("invalid UTF-8 keeps its bytes and folds the valid parts", "[patterns][fold]") {
+    const std::string in = std::string(".SSH") + "\xFF" + "X\xC3";
+    const std::string out = fold(in);
+    CHECK(out == std::string(".ssh") + "\xFF" + "x\xC3");
+    // overlong '/' and a lone surrogate are not decoded into anything
+    CHECK(fold("\xC0\xAF") == "\xC0\xAF");
+    CHECK(fold("\xED\xA0\x80") == "\xED\xA0\x80");
+}
