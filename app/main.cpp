@@ -18,8 +18,10 @@ int main(int argc, char** argv) {
     check_cmd->add_option("--policy", check.choice.policy_path,
                           "policy file (default: the "
                           "built-in recommended policy)");
-    check_cmd->add_option("--data-root", check.choice.data_roots,
-                          "the agent's data directory (repeatable)");
+    check_cmd
+        ->add_option("--data-root", check.choice.data_roots,
+                     "the agent's data directory (repeatable)")
+        ->allow_extra_args(false); // one value per flag: the paths that follow are PATHs
     check_cmd->add_option("--op", check.op,
                           "operation: write (default), create, mkdir, unlink, rename FROM TO, "
                           "link EXISTING NEW, symlink TARGET LINK, open_write, truncate, chmod, "

@@ -128,7 +128,7 @@ public:
         }
         std::set<std::string> seen;
         for (auto it = n.begin(); it != n.end(); ++it) {
-            const YAML::Node& key = it->first;
+            const YAML::Node key = it->first; // a copy: `it->` yields a temporary
             if (!key.IsScalar()) {
                 error(at(key), fmt::format("{}: keys must be plain names", what));
                 continue;
@@ -255,7 +255,7 @@ public:
                 continue;
             }
             const std::string key = it->first.Scalar();
-            const YAML::Node& v = it->second;
+            const YAML::Node v = it->second; // a copy: `it->` yields a temporary
             if (key == "version") {
                 if (!v.IsScalar() || v.Tag() == "!" || v.Scalar() != "1") {
                     error(at(v), "'version' must be 1");
