@@ -15,6 +15,22 @@ struct CheckArgs {
     std::vector<std::string> paths;
 };
 
+struct MountArgs {
+    PolicyChoice choice;
+    std::string approver;                  // --approver CMD (a shell command line)
+    std::string approver_socket;           // --approver-socket PATH
+    double ask_timeout = 60.0;             // --ask-timeout SECONDS
+    std::string audit_log;                 // --audit-log FILE
+    bool foreground = false;               // -f
+    std::vector<std::string> fuse_options; // -o
+    std::string workspace;
+    std::string mountpoint; // defaults to the workspace
+};
+
+// guardfs mount: serve the guard over WORKSPACE (at MOUNTPOINT) until unmounted or signalled.
+// 0 after a clean unmount, 1 on a runtime failure, 2 for a usage or policy error.
+int cmd_mount(const MountArgs& args);
+
 // guardfs check: one line per path (per pair for rename, link and symlink), beginning with the
 // verdict word. Exit 0 whatever the verdicts; 2 for a usage or policy error.
 int cmd_check(const CheckArgs& args);

@@ -29,6 +29,31 @@ int main(int argc, char** argv) {
     check_cmd->add_flag("--json", check.json, "print JSON lines");
     check_cmd->add_option("paths", check.paths, "paths to judge")->required();
 
+    MountArgs mount;
+    auto* mount_cmd = app.add_subcommand("mount", "guard WORKSPACE: mount the guard over it (or "
+                                                  "at MOUNTPOINT)");
+    mount_cmd->add_option("--policy", mount.choice.policy_path,
+                          "policy file (default: the built-in recommended policy)");
+    mount_cmd
+        ->add_option("--data-root", mount.choice.data_roots,
+                     "the agent's data directory (repeatable)")
+        ->allow_extra_args(false);
+    auto* approver_opt =
+        mount_cmd->add_option("--approver", mount.approver,
+                              "a long-lived program that answers ask verdicts (JSON lines)");
+    mount_cmd
+        ->add_option("--approver-socket", mount.approver_socket,
+                     "a Unix socket that `guardfs approve` connects to")
+        ->excludes(approver_opt);
+    mount_cmd->add_option("--ask-timeout", mount.ask_timeout, "seconds to wait for an answer")
+        ->check(CLI::Range(0.001, 86400.0));
+    mount_cmd->add_option("--audit-log", mount.audit_log, "append a JSON line per decision");
+    mount_cmd->add_flag("-f", mount.foreground, "stay in the foreground");
+    mount_cmd->add_option("-o", mount.fuse_options, "FUSE mount options (e.g. allow_other)")
+        ->allow_extra_args(false);
+    mount_cmd->add_option("workspace", mount.workspace, "the directory to guard")->required();
+    mount_cmd->add_option("mountpoint", mount.mountpoint, "where to mount (default: WORKSPACE)");
+
     bool recommended = false;
     std::string policy_to_check;
     auto* policy_cmd = app.add_subcommand("policy", "print or check a policy");
@@ -42,6 +67,9 @@ int main(int argc, char** argv) {
         return code == 0 ? kExitOk : kExitUsage;
     }
 
+    if (mount_cmd->parsed()) {
+        return cmd_mount(mount);
+    }
     if (check_cmd->parsed()) {
         return cmd_check(check);
     }

@@ -13,7 +13,7 @@ check() { # $1 = description, rest = grep arguments
         echo "check-includes: $what"; echo "$out"; bad=1
     fi
 }
-check "FUSE included outside fusefs/" '#include *[<"](fuse|fuse3/)' base patterns dataroot guard app
+check "FUSE included outside fusefs/" '#include *[<"](fuse_|fuse\.h|fuse3/|fuse_lowlevel)' base patterns dataroot guard app
 check "yaml-cpp outside patterns/policy_yaml.cpp" '#include *<yaml-cpp' base dataroot guard fusefs app \
     patterns --exclude=policy_yaml.cpp
 check "patterns includes dataroot" '#include *"dataroot/' patterns

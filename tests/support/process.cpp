@@ -1,11 +1,11 @@
 // Process helpers for tests; see process.hpp.
 #include "support/process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <stdexcept>
-#include <algorithm>
 #include <thread>
 
 #include <fcntl.h>

@@ -13,8 +13,8 @@
 namespace guardfs::test {
 
 struct ProcessResult {
-    int exit_code = -1;   // the exit status, or -1 when killed by a signal or timed out
-    int signal = 0;       // the signal that ended it, if any
+    int exit_code = -1; // the exit status, or -1 when killed by a signal or timed out
+    int signal = 0;     // the signal that ended it, if any
     bool timed_out = false;
     std::string out;
     std::string err;

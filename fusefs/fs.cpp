@@ -1,0 +1,197 @@
+// Paths and views for the guard; see fs.hpp.
+#include "fusefs/fs.hpp"
+
+#include "base/path.hpp"
+#include "dataroot/canonicalize.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cerrno>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace guardfs::fusefs {
+
+namespace {
+
+constexpr std::string_view kDeleted = " (deleted)";
+
+bool under(std::string_view path, std::string_view root) {
+    return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                            (root == "/" || path[root.size()] == '/'));
+}
+
+} // namespace
+
+bool UnderlyingFs::relative(const std::string& abs_path, std::string& rel) const {
+    for (const std::string* root : {&cfg_.mount_spelled, &cfg_.ws_real}) {
+        if (!under(abs_path, *root)) {
+            continue;
+        }
+        rel =
+            abs_path.size() == root->size() ? std::string(".") : abs_path.substr(root->size() + 1);
+        return true;
+    }
+    return false;
+}
+
+int UnderlyingFs::lstat_kind(const std::string& abs_path, dataroot::FileKind& kind) {
+    std::string rel;
+
+    struct stat st {};
+
+    int rc = 0;
+    if (relative(abs_path, rel)) {
+        rc = ::fstatat(root_fd_, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    } else {
+        rc = ::lstat(abs_path.c_str(), &st);
+    }
+    if (rc != 0) {
+        const int err = errno;
+        if (err == ENOENT) {
+            kind = dataroot::FileKind::Missing;
+            return 0;
+        }
+        return err;
+    }
+    kind = S_ISDIR(st.st_mode)   ? dataroot::FileKind::Directory
+           : S_ISLNK(st.st_mode) ? dataroot::FileKind::Symlink
+                                 : dataroot::FileKind::Other;
+    return 0;
+}
+
+int UnderlyingFs::read_link(const std::string& abs_path, std::string& target) {
+    std::string rel;
+    std::array<char, 4097> buf{};
+    ssize_t n = 0;
+    if (relative(abs_path, rel)) {
+        n = ::readlinkat(root_fd_, rel.c_str(), buf.data(), buf.size());
+    } else {
+        n = ::readlink(abs_path.c_str(), buf.data(), buf.size());
+    }
+    if (n < 0) {
+        return errno;
+    }
+    if (static_cast<std::size_t>(n) >= buf.size()) {
+        return ENAMETOOLONG;
+    }
+    target.assign(buf.data(), static_cast<std::size_t>(n));
+    return 0;
+}
+
+int UnderlyingFs::identity(const std::string& abs_path, dev_t& dev, ino_t& ino) {
+    // Resolve component by component through this object, so a symlink that leads back under
+    // the mount point is followed in the underlying tree and never through the mount.
+    auto canonical = dataroot::canonicalize_existing(abs_path, *this);
+    if (!canonical) {
+        return canonical.error().sys_errno != 0 ? canonical.error().sys_errno : ENOENT;
+    }
+    std::string rel;
+
+    struct stat st {};
+
+    int rc = 0;
+    if (relative(canonical.value(), rel)) {
+        rc = ::fstatat(root_fd_, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    } else {
+        rc = ::lstat(canonical.value().c_str(), &st);
+    }
+    if (rc != 0) {
+        return errno;
+    }
+    dev = st.st_dev;
+    ino = st.st_ino;
+    return 0;
+}
+
+int underlying_path(const Fs& fs, const Inode& inode, std::string& out) {
+    if (&inode == &fs.inodes.root()) {
+        out = fs.cfg.ws_real;
+        return 0;
+    }
+    std::array<char, 32> proc{};
+    const auto end =
+        fmt::format_to_n(proc.data(), proc.size() - 1, "/proc/self/fd/{}", inode.fd.get());
+    *end.out = '\0';
+    std::array<char, 4097> buf{};
+    const ssize_t n = ::readlink(proc.data(), buf.data(), buf.size());
+    if (n < 0) {
+        return errno;
+    }
+    if (static_cast<std::size_t>(n) >= buf.size()) {
+        return ENAMETOOLONG;
+    }
+    out.assign(buf.data(), static_cast<std::size_t>(n));
+    if (out.size() > kDeleted.size() &&
+        std::string_view(out).substr(out.size() - kDeleted.size()) == kDeleted) {
+        // The kernel marks an unlinked dentry so; a live file may also be named like that.
+        struct stat st {};
+
+        if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 ||
+            st.st_nlink == 0 || (S_ISDIR(st.st_mode) && st.st_nlink < 2)) {
+            return ENOENT;
+        }
+    }
+    if (!under(out, fs.cfg.ws_real)) {
+        return EXDEV;
+    }
+    return 0;
+}
+
+void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
+               guard::View spelled_view) {
+    const std::string_view rel = canonical.substr(fs.cfg.ws_real.size());
+    std::string spelled = fs.cfg.mount_spelled;
+    if (spelled == "/" && !rel.empty()) {
+        spelled.clear();
+    }
+    spelled.append(rel);
+    if (spelled.empty()) {
+        spelled = "/";
+    }
+    const bool differ = spelled != canonical;
+    target.views.push_back(guard::PathView{std::move(spelled), spelled_view});
+    if (differ) {
+        target.views.push_back(guard::PathView{std::string(canonical), guard::View::Canonical});
+    }
+}
+
+int target_of_inode(const Fs& fs, Inode& inode, guard::Target& target) {
+    std::string path;
+    if (const int err = underlying_path(fs, inode, path); err != 0) {
+        return err;
+    }
+    add_views(fs, path, target);
+    target.exists = true;
+    target.kind = S_ISDIR(inode.type)   ? guard::Kind::Directory
+                  : S_ISLNK(inode.type) ? guard::Kind::Symlink
+                  : S_ISREG(inode.type) ? guard::Kind::File
+                                        : guard::Kind::Other;
+    target.identity = guard::FileId{inode.dev, inode.ino};
+    std::lock_guard<std::mutex> lock(inode.m);
+    for (const std::string& name : inode.names) {
+        if (name != path && under(name, fs.cfg.ws_real)) {
+            add_views(fs, name, target, guard::View::OtherName);
+        }
+    }
+    return 0;
+}
+
+int target_of_entry(const Fs& fs, const Inode& parent, std::string_view name,
+                    guard::Target& target) {
+    std::string path;
+    if (const int err = underlying_path(fs, parent, path); err != 0) {
+        return err;
+    }
+    if (path != "/") {
+        path += '/';
+    }
+    path.append(name);
+    add_views(fs, path, target);
+    return 0;
+}
+
+} // namespace guardfs::fusefs

@@ -1,0 +1,73 @@
+// The filesystem object handed to every handler as libfuse userdata (no globals), and the
+// helpers that turn inodes into the paths the guard judges (design §3).
+#pragma once
+
+#include "dataroot/fs_ops.hpp"
+#include "fusefs/inode_table.hpp"
+#include "guard/arbiter.hpp"
+#include "guard/request.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace guardfs::fusefs {
+
+struct FsConfig {
+    std::string mount_spelled;    // the mount point as given, made absolute lexically
+    std::string ws_real;          // the underlying workspace's path when it was opened
+    double timeout = 86400.0;     // entry and attribute timeouts, seconds
+    bool chown_to_caller = false; // the daemon is root and other users reach the mount
+    bool writeback = true;
+};
+
+// Answers the judge's filesystem questions (data roots, link targets) without ever asking the
+// mount itself: a path under the mount point is resolved in the underlying tree, from the
+// workspace descriptor the daemon opened before mounting.
+class UnderlyingFs final : public dataroot::FsOps {
+public:
+    UnderlyingFs(const FsConfig& cfg, int root_fd) : cfg_(cfg), root_fd_(root_fd) {}
+
+    int lstat_kind(const std::string& abs_path, dataroot::FileKind& kind) override;
+    int read_link(const std::string& abs_path, std::string& target) override;
+    int identity(const std::string& abs_path, dev_t& dev, ino_t& ino) override;
+
+private:
+    // The part of abs_path below the mount (or the workspace), "." for the root itself; false
+    // when abs_path lies outside both.
+    bool relative(const std::string& abs_path, std::string& rel) const;
+
+    const FsConfig& cfg_;
+    int root_fd_;
+};
+
+struct Fs {
+    Fs(FsConfig config, base::UniqueFd root_fd, const struct stat& root_st)
+        : cfg(std::move(config))
+        , inodes(std::move(root_fd), root_st)
+        , underlying(cfg, inodes.root().fd.get()) {}
+
+    FsConfig cfg;
+    InodeTable inodes;
+    UnderlyingFs underlying;           // answers the judge's filesystem questions
+    guard::Arbiter* arbiter = nullptr; // set before the session starts; never null after
+};
+
+// The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every
+// rename, wherever it was made. Returns 0, or an errno: ENOENT when the inode was deleted,
+// EXDEV when it no longer lies under the workspace.
+int underlying_path(const Fs& fs, const Inode& inode, std::string& out);
+
+// Adds the views of an underlying path (absolute, under ws_real) to a target: as spelled under
+// the mount point, and as the canonical underlying path when the two differ.
+void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
+               guard::View spelled_view = guard::View::Spelled);
+
+// A target for an inode: its current path, and every other name seen for it (design §3).
+// Returns 0 or an errno (the caller refuses the operation: where it lands is unknown).
+int target_of_inode(const Fs& fs, Inode& inode, guard::Target& target);
+
+// A target for `name` in directory `parent`. Returns 0 or an errno.
+int target_of_entry(const Fs& fs, const Inode& parent, std::string_view name,
+                    guard::Target& target);
+
+} // namespace guardfs::fusefs

@@ -1,0 +1,85 @@
+// The inode table (design §9, style guide B.7): every inode the kernel knows, keyed by the
+// underlying (st_dev, st_ino), each held as an O_PATH descriptor with its lookup count.
+//
+// Locking: InodeTable::mutex_ guards the map and every Inode::nlookup; it is taken before any
+// Inode::m, never after. No lock is held across a system call made on behalf of a request, the
+// gate, or a fuse_reply_*. The decision "lookup count reached zero, erase" is made under the
+// table lock, so a concurrent lookup cannot revive a dying inode.
+#pragma once
+
+#include "base/unique_fd.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <sys/stat.h>
+
+namespace guardfs::fusefs {
+
+struct Inode {
+    base::UniqueFd fd; // O_PATH | O_NOFOLLOW, never closed while the inode is in the table
+    dev_t dev = 0;
+    ino_t ino = 0;
+    mode_t type = 0;           // S_IFMT bits
+    std::uint64_t nlookup = 0; // protected by InodeTable::mutex_
+
+    std::mutex m;                   // protects the members below; after InodeTable::mutex_
+    std::vector<std::string> names; // underlying paths seen for a file with several links
+    std::uint64_t nopen = 0;
+
+    // At most this many names are remembered per inode (design §3: every name seen).
+    static constexpr std::size_t kMaxNames = 32;
+};
+
+class InodeTable {
+public:
+    // root_fd is the workspace opened with O_PATH before the mount; st describes it.
+    InodeTable(base::UniqueFd root_fd, const struct stat& st);
+
+    InodeTable(const InodeTable&) = delete;
+    InodeTable& operator=(const InodeTable&) = delete;
+
+    [[nodiscard]] Inode& root() noexcept { return root_; }
+
+    [[nodiscard]] const Inode& root() const noexcept { return root_; }
+
+    // The inode behind a FUSE inode number. The kernel never names one we have forgotten.
+    [[nodiscard]] Inode& get(std::uint64_t ino) noexcept;
+
+    [[nodiscard]] std::uint64_t id_of(const Inode& inode) const noexcept;
+
+    // The inode for (st.st_dev, st.st_ino), inserted with `fd` when new (fd is closed when an
+    // inode already exists). Its lookup count is raised by one. Throws std::bad_alloc only.
+    Inode& acquire(base::UniqueFd fd, const struct stat& st);
+
+    // Raises the lookup count of a known inode by one (a hard link's new entry).
+    void add_lookup(Inode& inode);
+
+    // Lowers the lookup count by n; erases the inode (closing its fd) when it reaches zero.
+    void forget(std::uint64_t ino, std::uint64_t n) noexcept;
+
+    [[nodiscard]] std::size_t size();
+
+private:
+    struct Key {
+        dev_t dev;
+        ino_t ino;
+        friend bool operator==(const Key&, const Key&) = default;
+    };
+
+    struct KeyHash {
+        std::size_t operator()(const Key& k) const noexcept {
+            return std::hash<std::uint64_t>{}(k.ino) ^ (std::hash<std::uint64_t>{}(k.dev) << 1U);
+        }
+    };
+
+    std::mutex mutex_; // before any Inode::m
+    std::unordered_map<Key, std::unique_ptr<Inode>, KeyHash> map_;
+    Inode root_;
+};
+
+} // namespace guardfs::fusefs

@@ -1,0 +1,111 @@
+// Shared handler helpers; see ops_common.hpp.
+#include "fusefs/ops_common.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace guardfs::fusefs {
+
+ProcPath::ProcPath(int fd) noexcept {
+    const auto r = fmt::format_to_n(buf.data(), buf.size() - 1, "/proc/self/fd/{}", fd);
+    *r.out = '\0';
+}
+
+int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
+    std::memset(&e, 0, sizeof e);
+    e.attr_timeout = fs.cfg.timeout;
+    e.entry_timeout = fs.cfg.timeout;
+    base::UniqueFd fd(::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+        return errno;
+    }
+    if (::fstatat(fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+        return errno;
+    }
+    Inode& in = fs.inodes.acquire(std::move(fd), e.attr);
+    e.ino = fs.inodes.id_of(in);
+    if (S_ISREG(e.attr.st_mode) && e.attr.st_nlink > 1) {
+        // A file with several names: remember this one, so that writing through any name is
+        // judged by all of them (design §3).
+        std::string path;
+        if (underlying_path(fs, parent, path) == 0) {
+            if (path != "/") {
+                path += '/';
+            }
+            path += name;
+            std::lock_guard<std::mutex> lock(in.m);
+            bool known = false;
+            for (const auto& n : in.names) {
+                known = known || n == path;
+            }
+            if (!known && in.names.size() < Inode::kMaxNames) {
+                in.names.push_back(std::move(path));
+            }
+        }
+    }
+    return 0;
+}
+
+int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, int fd) {
+    if (!fs.cfg.chown_to_caller) {
+        return 0;
+    }
+    const fuse_ctx* ctx = fuse_req_ctx(req);
+    if (ctx == nullptr || (ctx->uid == ::geteuid() && ctx->gid == ::getegid())) {
+        return 0;
+    }
+
+    struct stat dir {};
+
+    if (::fstatat(dirfd, "", &dir, AT_EMPTY_PATH) != 0) {
+        return errno;
+    }
+    // In a set-group-ID directory the new entry already has the directory's group.
+    const gid_t gid = (dir.st_mode & S_ISGID) != 0 ? static_cast<gid_t>(-1) : ctx->gid;
+    const int rc = fd >= 0 ? ::fchown(fd, ctx->uid, gid)
+                           : ::fchownat(dirfd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+    return rc == 0 ? 0 : errno;
+}
+
+int open_parent_of(const Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name) {
+    std::string path;
+    if (const int err = underlying_path(fs, inode, path); err != 0) {
+        return err;
+    }
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos || path.size() <= fs.cfg.ws_real.size()) {
+        return EINVAL;
+    }
+    name = path.substr(slash + 1);
+    std::string rel = path.substr(0, slash);
+    rel = rel.size() <= fs.cfg.ws_real.size() ? "." : rel.substr(fs.cfg.ws_real.size() + 1);
+    open_how how{};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const long fd =
+        ::syscall(SYS_openat2, fs.inodes.root().fd.get(), rel.c_str(), &how, sizeof how);
+    if (fd < 0) {
+        return errno;
+    }
+    parent.reset(static_cast<int>(fd));
+
+    struct stat st {};
+
+    if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return errno;
+    }
+    if (st.st_dev != inode.dev || st.st_ino != inode.ino) {
+        return ESTALE; // renamed in between: refuse rather than act on another file
+    }
+    return 0;
+}
+
+} // namespace guardfs::fusefs

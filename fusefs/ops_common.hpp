@@ -1,0 +1,86 @@
+// Helpers shared by the handler files (style guide B.7): file and directory handles, lookups
+// that fill the inode table, /proc/self/fd paths, and ownership of new entries. Handlers return
+// positive errno ints internally and reply exactly once.
+#pragma once
+
+#include "base/unique_fd.hpp"
+#include "fusefs/fs.hpp"
+#include "fusefs/ops_table.hpp"
+
+#include <fuse_lowlevel.h>
+
+#include <array>
+#include <mutex>
+#include <string>
+
+#include <dirent.h>
+
+namespace guardfs::fusefs {
+
+// An open file. Write permission was decided when it was opened (style guide B.6 rule 4): the
+// descriptor to write through exists only when the gate allowed a write at open or create.
+class FileHandle {
+public:
+    FileHandle(base::UniqueFd fd, bool write_granted) noexcept
+        : fd_(std::move(fd))
+        , write_granted_(write_granted) {}
+
+    [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+
+    // -1 when no write was granted at open: every data write goes through this.
+    [[nodiscard]] int write_fd() const noexcept { return write_granted_ ? fd_.get() : -1; }
+
+    [[nodiscard]] bool write_granted() const noexcept { return write_granted_; }
+
+private:
+    base::UniqueFd fd_;
+    bool write_granted_;
+};
+
+struct DirHandle {
+    DIR* dp = nullptr;
+    off_t offset = 0;
+    std::mutex m; // serialises readdir on this handle
+
+    DirHandle() = default;
+    DirHandle(const DirHandle&) = delete;
+    DirHandle& operator=(const DirHandle&) = delete;
+
+    ~DirHandle() {
+        if (dp != nullptr) {
+            ::closedir(dp);
+        }
+    }
+};
+
+inline FileHandle& file_handle(const fuse_file_info* fi) noexcept {
+    return *reinterpret_cast<FileHandle*>(fi->fh); // NOLINT: set by open/create
+}
+
+inline DirHandle& dir_handle(const fuse_file_info* fi) noexcept {
+    return *reinterpret_cast<DirHandle*>(fi->fh); // NOLINT: set by opendir
+}
+
+// "/proc/self/fd/N", NUL-terminated, without allocating.
+struct ProcPath {
+    explicit ProcPath(int fd) noexcept;
+
+    [[nodiscard]] const char* c_str() const noexcept { return buf.data(); }
+
+    std::array<char, 32> buf{};
+};
+
+// Looks `name` up in `parent`: opens it O_PATH, stats it, enters it in the inode table (lookup
+// count + 1) and fills `e`. Returns 0 or an errno.
+int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e);
+
+// After creating `name` in `dirfd` for a caller other than the daemon's user: give it to the
+// caller (design §9). No-op unless FsConfig::chown_to_caller. Returns 0 or an errno.
+int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, int fd = -1);
+
+// Opens the parent directory of a non-directory inode inside the workspace (no symlink
+// followed, nothing outside the workspace reached) and returns the inode's name in it, checked
+// to still be that inode. For operations a symlink needs without following it. 0 or an errno.
+int open_parent_of(const Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name);
+
+} // namespace guardfs::fusefs

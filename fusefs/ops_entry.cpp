@@ -1,0 +1,526 @@
+// Names and metadata: lookup, forget, getattr, setattr, readlink, mknod, mkdir, unlink, rmdir,
+// symlink, rename, link, access, statfs (design §3, §9). Every slot that changes the tree is built
+// with gated<>: build the targets (every view), one gate decision, then the *at() call on the
+// same descriptors.
+#include "base/path.hpp"
+#include "dataroot/canonicalize.hpp"
+#include "fusefs/handlers.hpp"
+#include "fusefs/ops_common.hpp"
+#include "patterns/fold.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+namespace guardfs::fusefs {
+
+using guard::Kind;
+using guard::Op;
+using guard::Role;
+using guard::Target;
+
+namespace {
+
+Inode& inode_of(Fs& fs, fuse_ino_t ino) noexcept {
+    return fs.inodes.get(ino);
+}
+
+Kind kind_of(mode_t mode) noexcept {
+    return S_ISDIR(mode)   ? Kind::Directory
+           : S_ISLNK(mode) ? Kind::Symlink
+           : S_ISREG(mode) ? Kind::File
+                           : Kind::Other;
+}
+
+// What is at parent/name now (exists, kind, identity), for the views that need it.
+void stat_entry(const Inode& parent, const char* name, Target& t) {
+    struct stat st {};
+
+    if (::fstatat(parent.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        t.exists = true;
+        t.kind = kind_of(st.st_mode);
+        t.identity = guard::FileId{st.st_dev, st.st_ino};
+    }
+}
+
+void reply_entry_or_err(fuse_req_t req, int err, const fuse_entry_param& e) {
+    if (err != 0) {
+        fuse_reply_err(req, err);
+    } else {
+        fuse_reply_entry(req, &e);
+    }
+}
+
+// ---- lookup, forget, getattr, readlink, statfs, access -------------------------------------
+
+void do_lookup_op(fuse_req_t req, fuse_ino_t parent, const char* name) {
+    Fs& fs = fs_of(req);
+    fuse_entry_param e{};
+    const int err = do_lookup(fs, inode_of(fs, parent), name, e);
+    if (err == ENOENT) {
+        // A negative entry, cached for the timeout like any other.
+        std::memset(&e, 0, sizeof e);
+        e.attr_timeout = fs.cfg.timeout;
+        e.entry_timeout = fs.cfg.timeout;
+        fuse_reply_entry(req, &e);
+        return;
+    }
+    reply_entry_or_err(req, err, e);
+}
+
+void do_forget_op(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+    fs_of(req).inodes.forget(ino, nlookup);
+    fuse_reply_none(req);
+}
+
+void do_forget_multi_op(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+    Fs& fs = fs_of(req);
+    for (size_t i = 0; i < count; ++i) {
+        fs.inodes.forget(forgets[i].ino, forgets[i].nlookup);
+    }
+    fuse_reply_none(req);
+}
+
+void do_getattr_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+    Fs& fs = fs_of(req);
+
+    struct stat st {};
+
+    const int fd = fi != nullptr ? file_handle(fi).fd() : inode_of(fs, ino).fd.get();
+    if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    fuse_reply_attr(req, &st, fs.cfg.timeout);
+}
+
+void do_readlink_op(fuse_req_t req, fuse_ino_t ino) {
+    Fs& fs = fs_of(req);
+    std::array<char, PATH_MAX + 1> buf{};
+    const ssize_t n = ::readlinkat(inode_of(fs, ino).fd.get(), "", buf.data(), buf.size());
+    if (n < 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    if (static_cast<size_t>(n) >= buf.size()) {
+        fuse_reply_err(req, ENAMETOOLONG);
+        return;
+    }
+    buf[static_cast<size_t>(n)] = '\0';
+    fuse_reply_readlink(req, buf.data());
+}
+
+void do_statfs_op(fuse_req_t req, fuse_ino_t /*ino*/) {
+    Fs& fs = fs_of(req);
+
+    struct statvfs st {};
+
+    if (::fstatvfs(fs.inodes.root().fd.get(), &st) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    fuse_reply_statfs(req, &st);
+}
+
+// access(2) (sent only without default_permissions): the file's own answer, and for W_OK the
+// guard's too, so that a write the guard denies is not reported writable. An ask is reported
+// writable: the write itself will be asked about.
+void do_access_op(fuse_req_t req, fuse_ino_t ino, int mask) {
+    Fs& fs = fs_of(req);
+    Inode& in = inode_of(fs, ino);
+    if (S_ISLNK(in.type)) {
+        fuse_reply_err(req, 0);
+        return;
+    }
+    if (::faccessat(AT_FDCWD, ProcPath(in.fd.get()).c_str(), mask, 0) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    if ((mask & W_OK) != 0) {
+        guard::Request r;
+        r.op = Op::OpenWrite;
+        r.targets.emplace_back();
+        if (target_of_inode(fs, in, r.targets.back()) != 0 ||
+            fs.arbiter->judge().decide(r).verdict == guard::Verdict::Deny) {
+            fuse_reply_err(req, EACCES);
+            return;
+        }
+    }
+    fuse_reply_err(req, 0);
+}
+
+// ---- setattr ---------------------------------------------------------------------------------
+
+int build_setattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, struct stat* /*attr*/,
+                  int valid, fuse_file_info* fi) {
+    const bool size = (valid & FUSE_SET_ATTR_SIZE) != 0;
+    const bool mode = (valid & FUSE_SET_ATTR_MODE) != 0;
+    const bool owner = (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0;
+    const bool times = (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+                                 FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) != 0;
+    // A size change through a handle uses the grant made when it was opened.
+    const bool size_by_path = size && (fi == nullptr || !file_handle(fi).write_granted());
+    if (!size_by_path && !mode && !owner && !times) {
+        p.judge = false;
+        return 0;
+    }
+    p.request.op = size_by_path ? Op::Truncate : mode ? Op::Chmod : owner ? Op::Chown : Op::Utimes;
+    p.request.targets.emplace_back();
+    return target_of_inode(fs, inode_of(fs, ino), p.request.targets.back());
+}
+
+int set_times(const Fs& fs, const Inode& in, const struct stat& attr, int valid,
+              fuse_file_info* fi) {
+    struct timespec tv[2];
+    tv[0].tv_sec = tv[1].tv_sec = 0;
+    tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
+    if ((valid & FUSE_SET_ATTR_ATIME_NOW) != 0) {
+        tv[0].tv_nsec = UTIME_NOW;
+    } else if ((valid & FUSE_SET_ATTR_ATIME) != 0) {
+        tv[0] = attr.st_atim;
+    }
+    if ((valid & FUSE_SET_ATTR_MTIME_NOW) != 0) {
+        tv[1].tv_nsec = UTIME_NOW;
+    } else if ((valid & FUSE_SET_ATTR_MTIME) != 0) {
+        tv[1] = attr.st_mtim;
+    }
+    if (fi != nullptr) {
+        return ::futimens(file_handle(fi).fd(), tv) == 0 ? 0 : errno;
+    }
+    if (S_ISLNK(in.type)) {
+        // Never through /proc/self/fd: that would follow the link, maybe out of the tree.
+        base::UniqueFd parent;
+        std::string name;
+        if (const int err = open_parent_of(fs, in, parent, name); err != 0) {
+            return err;
+        }
+        return ::utimensat(parent.get(), name.c_str(), tv, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+    }
+    return ::utimensat(AT_FDCWD, ProcPath(in.fd.get()).c_str(), tv, 0) == 0 ? 0 : errno;
+}
+
+void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct stat* attr,
+                int valid, fuse_file_info* fi) {
+    Inode& in = inode_of(fs, ino);
+    int err = 0;
+    if ((valid & FUSE_SET_ATTR_MODE) != 0) {
+        if (S_ISLNK(in.type)) {
+            err = EOPNOTSUPP;
+        } else if (fi != nullptr) {
+            err = ::fchmod(file_handle(fi).fd(), attr->st_mode) == 0 ? 0 : errno;
+        } else {
+            err = ::chmod(ProcPath(in.fd.get()).c_str(), attr->st_mode) == 0 ? 0 : errno;
+        }
+    }
+    if (err == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0) {
+        const uid_t uid = (valid & FUSE_SET_ATTR_UID) != 0 ? attr->st_uid : static_cast<uid_t>(-1);
+        const gid_t gid = (valid & FUSE_SET_ATTR_GID) != 0 ? attr->st_gid : static_cast<gid_t>(-1);
+        err = ::fchownat(in.fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0
+                  ? 0
+                  : errno;
+    }
+    if (err == 0 && (valid & FUSE_SET_ATTR_SIZE) != 0) {
+        if (fi != nullptr && file_handle(fi).write_granted()) {
+            err = ::ftruncate(file_handle(fi).write_fd(), attr->st_size) == 0 ? 0 : errno;
+        } else if (!S_ISREG(in.type)) {
+            err = S_ISDIR(in.type) ? EISDIR : EINVAL;
+        } else {
+            err = ::truncate(ProcPath(in.fd.get()).c_str(), attr->st_size) == 0 ? 0 : errno;
+        }
+    }
+    if (err == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                              FUSE_SET_ATTR_MTIME_NOW)) != 0) {
+        err = set_times(fs, in, *attr, valid, fi);
+    }
+    if (err != 0) {
+        fuse_reply_err(req, err);
+        return;
+    }
+    do_getattr_op(req, ino, fi);
+}
+
+// ---- mknod, mkdir, symlink ----------------------------------------------------------------
+
+int build_new_entry(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op op, Kind kind) {
+    p.request.op = op;
+    p.request.targets.emplace_back();
+    Target& t = p.request.targets.back();
+    t.role = Role::NewName;
+    t.kind = kind;
+    Inode& dir = inode_of(fs, parent);
+    if (const int err = target_of_entry(fs, dir, name, t); err != 0) {
+        return err;
+    }
+    if (patterns::fold(name) == ".git") {
+        stat_entry(dir, name, t); // the gitdir-pointer row needs to know what is there
+    }
+    return 0;
+}
+
+void finish_new_entry(Fs& fs, fuse_req_t req, fuse_ino_t parent, const char* name, int rc) {
+    if (rc != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    Inode& dir = inode_of(fs, parent);
+    if (const int err = give_to_caller(fs, req, dir.fd.get(), name); err != 0) {
+        fuse_reply_err(req, err);
+        return;
+    }
+    fuse_entry_param e{};
+    reply_entry_or_err(req, do_lookup(fs, dir, name, e), e);
+}
+
+int build_mknod(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
+                mode_t mode, dev_t /*rdev*/) {
+    return build_new_entry(fs, p, parent, name, Op::Mknod, kind_of(mode));
+}
+
+void do_mknod(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
+              mode_t mode, dev_t rdev) {
+    const int rc = ::mknodat(inode_of(fs, parent).fd.get(), name, mode, rdev);
+    finish_new_entry(fs, req, parent, name, rc);
+}
+
+int build_mkdir(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
+                mode_t /*mode*/) {
+    return build_new_entry(fs, p, parent, name, Op::Mkdir, Kind::Directory);
+}
+
+void do_mkdir(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
+              mode_t mode) {
+    const int rc = ::mkdirat(inode_of(fs, parent).fd.get(), name, mode);
+    finish_new_entry(fs, req, parent, name, rc);
+}
+
+bool under(std::string_view path, std::string_view root) {
+    return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                            (root == "/" || path[root.size()] == '/'));
+}
+
+// symlink(TARGET, parent/name): the new name (and the rows passing through it: a link named
+// `.git` or `hooks` redirects git), and the target resolved lexically against the link's
+// directory, judged as a write to that path (design §3).
+int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fuse_ino_t parent,
+                  const char* name) {
+    if (const int err = build_new_entry(fs, p, parent, name, Op::Symlink, Kind::Symlink);
+        err != 0) {
+        return err;
+    }
+    p.request.targets.back().through = true;
+    Target to;
+    to.role = Role::LinkTarget;
+    const std::string_view text(link);
+    bool leaves = true;
+    for (const auto& v : p.request.targets.front().views) {
+        const std::string dir = v.path.substr(0, v.path.rfind('/'));
+        const std::string resolved =
+            base::lexical_absolute(text, dir.empty() ? std::string_view("/") : dir);
+        const bool inside = under(resolved, v.view == guard::View::Canonical
+                                                ? std::string_view(fs.cfg.ws_real)
+                                                : std::string_view(fs.cfg.mount_spelled));
+        leaves = leaves && !inside;
+        to.views.push_back(guard::PathView{resolved, guard::View::LinkTarget});
+        // Where it lands with its existing components resolved (in the underlying tree).
+        const std::string raw = (!text.empty() && text.front() == '/')
+                                    ? std::string(text)
+                                    : (dir.empty() ? std::string() : dir) + "/" + std::string(text);
+        if (auto c = dataroot::canonicalize_target(raw, fs.underlying, true);
+            c && c.value() != resolved) {
+            to.views.push_back(guard::PathView{c.value(), guard::View::LinkTargetCanonical});
+        }
+    }
+    to.leaves_tree = leaves;
+    p.request.targets.push_back(std::move(to));
+    return 0;
+}
+
+void do_symlink(Fs& fs, fuse_req_t req, Prepared& /*p*/, const char* link, fuse_ino_t parent,
+                const char* name) {
+    const int rc = ::symlinkat(link, inode_of(fs, parent).fd.get(), name);
+    finish_new_entry(fs, req, parent, name, rc);
+}
+
+// ---- unlink, rmdir ---------------------------------------------------------------------------
+
+int build_remove(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op op) {
+    p.request.op = op;
+    p.request.targets.emplace_back();
+    Target& t = p.request.targets.back();
+    Inode& dir = inode_of(fs, parent);
+    if (const int err = target_of_entry(fs, dir, name, t); err != 0) {
+        return err;
+    }
+    stat_entry(dir, name, t);
+    return 0;
+}
+
+int build_unlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name) {
+    return build_remove(fs, p, parent, name, Op::Unlink);
+}
+
+void do_unlink(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name) {
+    const int rc = ::unlinkat(inode_of(fs, parent).fd.get(), name, 0);
+    fuse_reply_err(req, rc == 0 ? 0 : errno);
+}
+
+int build_rmdir(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name) {
+    return build_remove(fs, p, parent, name, Op::Rmdir);
+}
+
+void do_rmdir(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name) {
+    const int rc = ::unlinkat(inode_of(fs, parent).fd.get(), name, AT_REMOVEDIR);
+    fuse_reply_err(req, rc == 0 ? 0 : errno);
+}
+
+// ---- rename ----------------------------------------------------------------------------------
+
+int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
+                 fuse_ino_t newparent, const char* newname, unsigned int flags) {
+    if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE | RENAME_EXCHANGE)) != 0) {
+        return EINVAL; // RENAME_WHITEOUT and unknown flags: not for a guarded tree
+    }
+    p.request.op = (flags & RENAME_EXCHANGE) != 0 ? Op::Exchange : Op::Rename;
+    Inode& from_dir = inode_of(fs, parent);
+    Inode& to_dir = inode_of(fs, newparent);
+    for (const auto& [dir, entry, role] : {std::tuple{&from_dir, name, Role::RenameSource},
+                                           std::tuple{&to_dir, newname, Role::RenameDestination}}) {
+        p.request.targets.emplace_back();
+        Target& t = p.request.targets.back();
+        t.role = role;
+        t.through = true;
+        if (const int err = target_of_entry(fs, *dir, entry, t); err != 0) {
+            return err;
+        }
+        stat_entry(*dir, entry, t);
+    }
+    return 0;
+}
+
+void do_rename(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
+               fuse_ino_t newparent, const char* newname, unsigned int flags) {
+    const int rc = ::renameat2(inode_of(fs, parent).fd.get(), name,
+                               inode_of(fs, newparent).fd.get(), newname, flags);
+    fuse_reply_err(req, rc == 0 ? 0 : errno);
+}
+
+// ---- link --------------------------------------------------------------------------------------
+
+int build_link(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_ino_t newparent,
+               const char* newname) {
+    p.request.op = Op::Link;
+    p.request.targets.emplace_back();
+    Target& existing = p.request.targets.back();
+    existing.role = Role::ExistingNames;
+    if (const int err = target_of_inode(fs, inode_of(fs, ino), existing); err != 0) {
+        return err;
+    }
+    return build_new_entry(fs, p, newparent, newname, Op::Link, existing.kind);
+}
+
+void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t newparent,
+             const char* newname) {
+    Inode& in = inode_of(fs, ino);
+    Inode& dir = inode_of(fs, newparent);
+    // With CAP_DAC_READ_SEARCH, link the descriptor itself; otherwise through /proc.
+    int rc = ::linkat(in.fd.get(), "", dir.fd.get(), newname, AT_EMPTY_PATH);
+    if (rc != 0 && errno == ENOENT && !S_ISLNK(in.type)) {
+        rc = ::linkat(AT_FDCWD, ProcPath(in.fd.get()).c_str(), dir.fd.get(), newname,
+                      AT_SYMLINK_FOLLOW);
+    }
+    if (rc != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    fuse_entry_param e{};
+    e.attr_timeout = fs.cfg.timeout;
+    e.entry_timeout = fs.cfg.timeout;
+    if (::fstatat(in.fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    fs.inodes.add_lookup(in);
+    e.ino = fs.inodes.id_of(in);
+    // The new name is a name of this inode from now on (design §3). The last view of a
+    // target is its canonical path (add_views puts the spelled one first).
+    {
+        std::lock_guard<std::mutex> lock(in.m);
+        if (in.names.size() < Inode::kMaxNames) {
+            in.names.push_back(p.request.targets.back().views.back().path);
+        }
+    }
+    fuse_reply_entry(req, &e);
+}
+
+} // namespace
+
+namespace handlers {
+
+PassHandler<Slot::lookup> lookup() noexcept {
+    return pass<Slot::lookup, &do_lookup_op>();
+}
+
+PassHandler<Slot::forget> forget() noexcept {
+    return pass<Slot::forget, &do_forget_op>();
+}
+
+PassHandler<Slot::forget_multi> forget_multi() noexcept {
+    return pass<Slot::forget_multi, &do_forget_multi_op>();
+}
+
+PassHandler<Slot::getattr> getattr() noexcept {
+    return pass<Slot::getattr, &do_getattr_op>();
+}
+
+GatedHandler<Slot::setattr> setattr() noexcept {
+    return gated<Slot::setattr, &build_setattr, &do_setattr>();
+}
+
+PassHandler<Slot::readlink> readlink() noexcept {
+    return pass<Slot::readlink, &do_readlink_op>();
+}
+
+GatedHandler<Slot::mknod> mknod() noexcept {
+    return gated<Slot::mknod, &build_mknod, &do_mknod>();
+}
+
+GatedHandler<Slot::mkdir> mkdir() noexcept {
+    return gated<Slot::mkdir, &build_mkdir, &do_mkdir>();
+}
+
+GatedHandler<Slot::unlink> unlink() noexcept {
+    return gated<Slot::unlink, &build_unlink, &do_unlink>();
+}
+
+GatedHandler<Slot::rmdir> rmdir() noexcept {
+    return gated<Slot::rmdir, &build_rmdir, &do_rmdir>();
+}
+
+GatedHandler<Slot::symlink> symlink() noexcept {
+    return gated<Slot::symlink, &build_symlink, &do_symlink>();
+}
+
+GatedHandler<Slot::rename> rename() noexcept {
+    return gated<Slot::rename, &build_rename, &do_rename>();
+}
+
+GatedHandler<Slot::link> link() noexcept {
+    return gated<Slot::link, &build_link, &do_link>();
+}
+
+PassHandler<Slot::access> access() noexcept {
+    return pass<Slot::access, &do_access_op>();
+}
+
+PassHandler<Slot::statfs> statfs() noexcept {
+    return pass<Slot::statfs, &do_statfs_op>();
+}
+
+} // namespace handlers
+
+} // namespace guardfs::fusefs

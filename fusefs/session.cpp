@@ -1,0 +1,255 @@
+// Mounting and serving; see session.hpp.
+#include "fusefs/session.hpp"
+
+#include "base/path.hpp"
+#include "fusefs/fs.hpp"
+#include "fusefs/ops_table.hpp"
+#include "guard/arbiter.hpp"
+#include "guard/judge.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace guardfs::fusefs {
+
+namespace {
+
+// /proc/self/mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string unescape_mountinfo(std::string_view s) {
+    const auto oct = [](char c) {
+        return c >= '0' && c <= '7';
+    };
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\\' && i + 3 < s.size() && oct(s[i + 1]) && oct(s[i + 2]) && oct(s[i + 3])) {
+            out += static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) |
+                                     (s[i + 3] - '0'));
+            i += 3;
+            continue;
+        }
+        out += s[i];
+    }
+    return out;
+}
+
+// The filesystem type of the topmost mount at exactly `path`, or "" for none.
+std::string fstype_at(const std::string& path) {
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    std::string found;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string id, parent, devno, root, mnt;
+        fields >> id >> parent >> devno >> root >> mnt;
+        if (unescape_mountinfo(mnt) != path) {
+            continue;
+        }
+        const auto dash = line.find(" - ");
+        if (dash == std::string::npos) {
+            continue;
+        }
+        std::istringstream rest(line.substr(dash + 3));
+        std::string type;
+        rest >> type;
+        found = type;
+    }
+    return found;
+}
+
+void raise_fd_limit() {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &lim);
+    }
+}
+
+std::vector<std::string> split_options(const std::vector<std::string>& given) {
+    std::vector<std::string> out;
+    for (const auto& o : given) {
+        std::size_t start = 0;
+        while (start <= o.size()) {
+            const std::size_t comma = std::min(o.find(',', start), o.size());
+            if (comma > start) {
+                out.push_back(o.substr(start, comma - start));
+            }
+            start = comma + 1;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+MountState mount_state(const std::string& path) {
+    const std::string type = fstype_at(path);
+    if (type.empty()) {
+        return MountState::NotMounted;
+    }
+
+    struct stat st {};
+
+    const bool stale = ::stat(path.c_str(), &st) != 0 && errno == ENOTCONN;
+    if (type == "fuse.guardfs") {
+        return stale ? MountState::GuardfsStale : MountState::Guardfs;
+    }
+    if (type.rfind("fuse", 0) == 0 && stale) {
+        return MountState::OtherFuseStale;
+    }
+    return MountState::Other;
+}
+
+int serve(const MountOptions& options, std::shared_ptr<const guard::CompiledPolicy> policy) {
+    const std::string cwd = base::current_dir();
+    const std::string mountpoint = base::lexical_absolute(
+        options.mountpoint.empty() ? options.workspace : options.mountpoint, cwd);
+
+    switch (mount_state(mountpoint)) {
+    case MountState::GuardfsStale:
+        // A guardfs daemon died without unmounting (e.g. SIGKILL). Detach the dead mount and
+        // guard the directory again.
+        if (::umount2(mountpoint.c_str(), MNT_DETACH) != 0) {
+            const int err = errno;
+            std::fprintf(stderr,
+                         "guardfs: %s is a stale guardfs mount (its daemon is gone) and it could "
+                         "not be detached (%s). Run: fusermount3 -u -z %s\n",
+                         mountpoint.c_str(), strerrordesc_np(err), mountpoint.c_str());
+            return 1;
+        }
+        std::fprintf(stderr,
+                     "guardfs: note: %s was a stale guardfs mount (its daemon is gone); "
+                     "detached it\n",
+                     mountpoint.c_str());
+        break;
+    case MountState::OtherFuseStale:
+        std::fprintf(stderr,
+                     "guardfs: %s is a stale FUSE mount of another filesystem (transport "
+                     "endpoint is not connected). Unmount it first: fusermount3 -u -z %s\n",
+                     mountpoint.c_str(), mountpoint.c_str());
+        return 1;
+    case MountState::Guardfs:
+        std::fprintf(stderr,
+                     "guardfs: %s is already guarded by a running guardfs; unmount it first "
+                     "(fusermount3 -u %s) to mount it again\n",
+                     mountpoint.c_str(), mountpoint.c_str());
+        return 1;
+    case MountState::NotMounted:
+    case MountState::Other:
+        break;
+    }
+
+    // Open the workspace before mounting: after the mount its path leads to the guard itself.
+    base::UniqueFd ws(::open(options.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!ws.valid()) {
+        const int err = errno;
+        std::fprintf(stderr, "guardfs: cannot open workspace %s: %s\n", options.workspace.c_str(),
+                     strerrordesc_np(err));
+        return 1;
+    }
+
+    struct stat st {};
+
+    if (::fstat(ws.get(), &st) != 0) {
+        std::fprintf(stderr, "guardfs: cannot stat workspace %s\n", options.workspace.c_str());
+        return 1;
+    }
+    std::array<char, 4097> buf{};
+    const std::string proc = fmt::format("/proc/self/fd/{}", ws.get());
+    const ssize_t n = ::readlink(proc.c_str(), buf.data(), buf.size() - 1);
+    if (n <= 0) {
+        std::fprintf(stderr, "guardfs: cannot resolve workspace %s\n", options.workspace.c_str());
+        return 1;
+    }
+    FsConfig cfg;
+    cfg.mount_spelled = mountpoint;
+    cfg.ws_real.assign(buf.data(), static_cast<std::size_t>(n));
+    cfg.timeout = options.timeout_seconds;
+    cfg.writeback = options.writeback;
+
+    // Mount options: ours, then the user's. When other users can reach the mount, the kernel
+    // checks permissions and new files are given to their creator (design §9).
+    std::vector<std::string> opts{"fsname=guardfs", "subtype=guardfs"};
+    bool shared = false;
+    for (const auto& o : split_options(options.fuse_options)) {
+        if (o.rfind("fsname=", 0) == 0 || o.rfind("subtype=", 0) == 0 || o == "fd" ||
+            o.rfind("fd=", 0) == 0) {
+            std::fprintf(stderr, "guardfs: mount option '%s' is set by guardfs itself\n",
+                         o.c_str());
+            return 2;
+        }
+        shared = shared || o == "allow_other" || o == "allow_root";
+        opts.push_back(o);
+    }
+    if (shared) {
+        opts.emplace_back("default_permissions");
+        cfg.chown_to_caller = ::geteuid() == 0;
+    }
+    std::string joined;
+    for (const auto& o : opts) {
+        joined += joined.empty() ? o : "," + o;
+    }
+
+    Fs fs(std::move(cfg), std::move(ws), st);
+    guard::Judge judge(std::move(policy), fs.underlying);
+    guard::Arbiter arbiter(judge);
+    fs.arbiter = &arbiter;
+
+    raise_fd_limit();
+    ::umask(0); // the kernel applied the caller's umask already
+
+    std::vector<std::string> argv_store{"guardfs", "-o", joined};
+    std::vector<char*> argv;
+    for (auto& a : argv_store) {
+        argv.push_back(a.data());
+    }
+    fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+    const fuse_lowlevel_ops ops = make_ops();
+    fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, &fs);
+    if (se == nullptr) {
+        std::fprintf(stderr, "guardfs: cannot start a FUSE session (bad -o option?)\n");
+        return 1;
+    }
+    int rc = 1;
+    if (fuse_set_signal_handlers(se) != 0) {
+        fuse_session_destroy(se);
+        return 1;
+    }
+    if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
+        std::fprintf(stderr, "guardfs: cannot mount on %s\n", mountpoint.c_str());
+        fuse_remove_signal_handlers(se);
+        fuse_session_destroy(se);
+        return 1;
+    }
+    // Not dumpable: a process of the same user can neither ptrace the daemon nor reach the
+    // underlying tree through /proc/<pid>/fd, cwd or root (design §9).
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    std::fprintf(stderr, "guardfs: guarding %s (policy: %s)\n", mountpoint.c_str(),
+                 judge.policy()->policy.source.c_str());
+    std::fflush(stderr);
+    if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
+        fuse_loop_config* loop = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(loop, options.max_threads);
+        fuse_loop_cfg_set_clone_fd(loop, 0);
+        rc = fuse_session_loop_mt(se, loop) == 0 ? 0 : 1;
+        fuse_loop_cfg_destroy(loop);
+    }
+    fuse_session_unmount(se);
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    return rc;
+}
+
+} // namespace guardfs::fusefs

@@ -1,0 +1,221 @@
+// The mount fixture; see mount_fixture.hpp.
+#include "support/mount_fixture.hpp"
+
+#include "support/process.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+namespace guardfs::test {
+
+namespace {
+
+std::string unescape(const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\\' && i + 3 < s.size()) {
+            out += static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) |
+                                     (s[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+bool is_mount_point(const std::string& path) {
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root, mnt;
+        f >> id >> parent >> dev >> root >> mnt;
+        if (unescape(mnt) == path) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void require_fuse() {
+    const bool ci = std::getenv("CI") != nullptr;
+    const bool can = ::access("/dev/fuse", R_OK | W_OK) == 0;
+    if (can) {
+        return;
+    }
+    if (!ci && std::getenv("GUARDFS_ALLOW_SKIP") != nullptr) {
+        std::fprintf(stderr, "skipping: /dev/fuse is not usable here\n");
+        std::exit(77);
+    }
+    FAIL("/dev/fuse is not readable and writable by this user: integration tests need FUSE "
+         "(run as root, or make /dev/fuse 0666)");
+}
+
+MountedGuard::MountedGuard(const std::string& policy_yaml)
+    : MountedGuard(MountSpec{policy_yaml, true, {}, {}, {}}) {}
+
+MountedGuard::MountedGuard(MountSpec spec) {
+    require_fuse();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "guardfs-it-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+        throw std::runtime_error("mkdtemp");
+    }
+    root_ = std::filesystem::canonical(tmpl).string();
+    std::filesystem::create_directory(ws());
+    if (spec.setup) {
+        spec.setup(ws());
+    }
+    try {
+        start(spec);
+    } catch (...) {
+        stop();
+        throw;
+    }
+}
+
+std::string MountedGuard::ws(const std::string& rel) const {
+    return rel.empty() ? root_ + "/ws" : root_ + "/ws/" + rel;
+}
+
+void MountedGuard::start(const MountSpec& spec) {
+    std::vector<std::string> argv{GUARDFS_BIN, "mount", "-f"};
+    if (spec.use_policy_file) {
+        const std::string policy = root_ + "/policy.yaml";
+        write_file(policy, spec.policy_yaml);
+        argv.push_back("--policy");
+        argv.push_back(policy);
+    }
+    argv.insert(argv.end(), spec.extra_args.begin(), spec.extra_args.end());
+    argv.push_back(ws());
+    log_path_ = root_ + "/daemon.log";
+    pid_ = spawn(argv, log_path_, log_path_, spec.env);
+    // Ready when the mount shows in mountinfo; give up if the daemon exits or 20 s pass.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!is_mount_point(ws())) {
+        int status = 0;
+        if (wait_for_exit(pid_, std::chrono::milliseconds(20), &status)) {
+            pid_ = -1;
+            FAIL("guardfs mount exited before mounting (status " << status
+                                                                 << "): " << daemon_log());
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            FAIL("guardfs mount did not mount within 20 s: " << daemon_log());
+        }
+    }
+}
+
+bool MountedGuard::mounted() const {
+    return !unmounted_ && is_mount_point(ws());
+}
+
+std::string MountedGuard::daemon_log() const {
+    return read_file(log_path_);
+}
+
+int MountedGuard::unmount() {
+    if (unmounted_) {
+        return -1;
+    }
+    unmounted_ = true;
+    if (is_mount_point(ws())) {
+        run({"fusermount3", "-u", ws()});
+        if (is_mount_point(ws())) {
+            ::umount2(ws().c_str(), MNT_DETACH);
+        }
+    }
+    int status = -1;
+    if (pid_ > 0) {
+        if (!wait_for_exit(pid_, std::chrono::seconds(10), &status)) {
+            ::kill(pid_, SIGKILL);
+            wait_for_exit(pid_, std::chrono::seconds(10), &status);
+        }
+        pid_ = -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void MountedGuard::stop() noexcept {
+    try {
+        if (!unmounted_) {
+            unmount();
+        }
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            wait_for_exit(pid_, std::chrono::seconds(10));
+            pid_ = -1;
+        }
+        if (!root_.empty() && !is_mount_point(ws())) {
+            std::error_code ec;
+            std::filesystem::remove_all(root_, ec);
+        }
+    } catch (...) {
+        // a destructor must not throw; what could not be cleaned is reported by the suite
+    }
+}
+
+MountedGuard::~MountedGuard() {
+    stop();
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes, unsigned mode) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    ::chmod(path.c_str(), static_cast<mode_t>(mode));
+}
+
+FileState file_state(const std::string& path) {
+    FileState s;
+
+    struct stat st {};
+
+    if (::lstat(path.c_str(), &st) != 0) {
+        return s;
+    }
+    s.exists = true;
+    s.mode = st.st_mode;
+    s.nlink = st.st_nlink;
+    s.mtime_ns = st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec;
+    if (S_ISREG(st.st_mode)) {
+        s.bytes = read_file(path);
+    }
+    std::array<char, 4096> names{};
+    const ssize_t n = ::llistxattr(path.c_str(), names.data(), names.size());
+    for (ssize_t i = 0; i < n;) {
+        const std::string name(names.data() + i);
+        i += static_cast<ssize_t>(name.size()) + 1;
+        std::array<char, 4096> value{};
+        const ssize_t v = ::lgetxattr(path.c_str(), name.c_str(), value.data(), value.size());
+        s.xattrs +=
+            name + "=" + std::string(value.data(), v > 0 ? static_cast<std::size_t>(v) : 0) + ";";
+    }
+    return s;
+}
+
+} // namespace guardfs::test

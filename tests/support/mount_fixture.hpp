@@ -1,0 +1,89 @@
+// A real guardfs mount for one test (style guide B.9): a fresh temporary directory holding
+// `ws/` (the workspace, guarded in place) and the policy file; `guardfs mount -f` started with
+// the test's policy; ready once the daemon reports the mount. The destructor always unmounts
+// (lazily), ends that daemon (SIGTERM, then SIGKILL), and removes the directory, so a failing
+// assertion leaves no mount and no process behind.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace guardfs::test {
+
+struct MountSpec {
+    std::string policy_yaml;                          // written to <root>/policy.yaml
+    bool use_policy_file = true;                      // false: no --policy (the built-in policy)
+    std::vector<std::string> extra_args;              // more `guardfs mount` flags
+    std::function<void(const std::string& ws)> setup; // fills the workspace before the mount
+    std::map<std::string, std::string> env;           // extra environment for the daemon
+};
+
+class MountedGuard {
+public:
+    explicit MountedGuard(MountSpec spec);
+    explicit MountedGuard(const std::string& policy_yaml);
+
+    MountedGuard(const MountedGuard&) = delete;
+    MountedGuard& operator=(const MountedGuard&) = delete;
+
+    ~MountedGuard();
+
+    // The temporary directory that holds everything.
+    [[nodiscard]] const std::string& root() const { return root_; }
+
+    // A path in the guarded workspace: "<root>/ws/<rel>" (the mount is in place).
+    [[nodiscard]] std::string ws(const std::string& rel = "") const;
+
+    [[nodiscard]] pid_t daemon_pid() const { return pid_; }
+
+    // Unmounts and waits for the daemon to exit; returns its exit status (or -1). Afterwards
+    // ws() names the underlying files, so a test can check that nothing changed on disk.
+    int unmount();
+
+    [[nodiscard]] bool mounted() const;
+
+    // What the daemon printed on stderr so far.
+    [[nodiscard]] std::string daemon_log() const;
+
+private:
+    void start(const MountSpec& spec);
+    void stop() noexcept;
+
+    std::string root_;
+    pid_t pid_ = -1;
+    int log_fd_ = -1;
+    std::string log_path_;
+    bool unmounted_ = false;
+};
+
+// True when /proc/self/mountinfo lists a mount exactly at `path`.
+bool is_mount_point(const std::string& path);
+
+// A file's bytes and mode, to show a denied operation changed nothing.
+struct FileState {
+    bool exists = false;
+    std::string bytes;
+    unsigned mode = 0;
+    unsigned long nlink = 0;
+    std::string xattrs; // "name=value;" for every user.* attribute
+    long mtime_ns = 0;
+
+    friend bool operator==(const FileState&, const FileState&) = default;
+};
+
+FileState file_state(const std::string& path);
+
+// Reads a whole file ("" if it cannot be read).
+std::string read_file(const std::string& path);
+
+void write_file(const std::string& path, const std::string& bytes, unsigned mode = 0644);
+
+// Fails the test (CI) or skips (GUARDFS_ALLOW_SKIP=1 locally) when FUSE is unusable here.
+void require_fuse();
+
+} // namespace guardfs::test
