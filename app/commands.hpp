@@ -17,9 +17,10 @@ struct CheckArgs {
 
 struct MountArgs {
     PolicyChoice choice;
-    std::string approver;                  // --approver CMD (a shell command line)
-    std::string approver_socket;           // --approver-socket PATH
-    double ask_timeout = 60.0;             // --ask-timeout SECONDS
+    std::string approver;        // --approver CMD (a shell command line)
+    std::string approver_socket; // --approver-socket PATH
+    double ask_timeout = 60.0;   // --ask-timeout SECONDS
+    bool ask_timeout_given = false;
     std::string audit_log;                 // --audit-log FILE
     bool foreground = false;               // -f
     std::vector<std::string> fuse_options; // -o
@@ -34,6 +35,17 @@ int cmd_mount(const MountArgs& args);
 // guardfs check: one line per path (per pair for rename, link and symlink), beginning with the
 // verdict word. Exit 0 whatever the verdicts; 2 for a usage or policy error.
 int cmd_check(const CheckArgs& args);
+
+// guardfs approve --socket PATH: answer questions at a terminal until q, end of input, or the
+// daemon goes away.
+int cmd_approve(const std::string& socket_path);
+
+// guardfs reload MOUNTPOINT: 0 when the new policy was taken, 2 when it was refused (the old one
+// stays), 1 when no daemon answered.
+int cmd_reload(const std::string& mountpoint);
+
+// guardfs audit FILE: the audit log, one readable line per decision.
+int cmd_audit(const std::string& file, bool deny_only);
 
 // guardfs policy --recommended: the built-in policy as YAML, one reason comment per row.
 int cmd_policy_recommended();

@@ -54,6 +54,22 @@ int main(int argc, char** argv) {
     mount_cmd->add_option("workspace", mount.workspace, "the directory to guard")->required();
     mount_cmd->add_option("mountpoint", mount.mountpoint, "where to mount (default: WORKSPACE)");
 
+    std::string approve_socket;
+    auto* approve_cmd = app.add_subcommand("approve", "answer the guard's questions at a "
+                                                      "terminal");
+    approve_cmd->add_option("--socket", approve_socket, "the mount's --approver-socket PATH")
+        ->required();
+
+    std::string reload_mountpoint;
+    auto* reload_cmd = app.add_subcommand("reload", "make the guard re-read its policy");
+    reload_cmd->add_option("mountpoint", reload_mountpoint, "the guarded mount point")->required();
+
+    std::string audit_file;
+    bool audit_deny_only = false;
+    auto* audit_cmd = app.add_subcommand("audit", "show an audit log for people");
+    audit_cmd->add_option("file", audit_file, "the audit log (JSON lines)")->required();
+    audit_cmd->add_flag("--deny-only", audit_deny_only, "only refusals");
+
     bool recommended = false;
     std::string policy_to_check;
     auto* policy_cmd = app.add_subcommand("policy", "print or check a policy");
@@ -68,7 +84,17 @@ int main(int argc, char** argv) {
     }
 
     if (mount_cmd->parsed()) {
+        mount.ask_timeout_given = mount_cmd->count("--ask-timeout") > 0;
         return cmd_mount(mount);
+    }
+    if (approve_cmd->parsed()) {
+        return cmd_approve(approve_socket);
+    }
+    if (reload_cmd->parsed()) {
+        return cmd_reload(reload_mountpoint);
+    }
+    if (audit_cmd->parsed()) {
+        return cmd_audit(audit_file, audit_deny_only);
     }
     if (check_cmd->parsed()) {
         return cmd_check(check);

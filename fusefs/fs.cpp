@@ -107,6 +107,34 @@ int UnderlyingFs::identity(const std::string& abs_path, dev_t& dev, ino_t& ino) 
     return 0;
 }
 
+std::pair<int, std::string> UnderlyingHostFiles::locate(const std::string& path) const {
+    for (const std::string* root : {&cfg_.mount_spelled, &cfg_.ws_real}) {
+        if (under(path, *root) && path != *root) {
+            return {root_fd_, path.substr(root->size() + 1)};
+        }
+    }
+    return {AT_FDCWD, path};
+}
+
+int UnderlyingHostFiles::open_append(const std::string& path) {
+    const auto [dir, rel] = locate(path);
+    return guard::open_append_at(dir, rel);
+}
+
+int UnderlyingHostFiles::replace(const std::string& path, std::string_view content) {
+    const auto [dir, rel] = locate(path);
+    const int err = guard::replace_at(dir, rel, content);
+    if (err == 0 && dir == root_fd_ && on_replaced) {
+        on_replaced(rel);
+    }
+    return err;
+}
+
+int UnderlyingHostFiles::read(const std::string& path, std::string& out) {
+    const auto [dir, rel] = locate(path);
+    return guard::read_at(dir, rel, out);
+}
+
 int underlying_path(const Fs& fs, const Inode& inode, std::string& out) {
     if (&inode == &fs.inodes.root()) {
         out = fs.cfg.ws_real;

@@ -5,10 +5,15 @@
 #include "dataroot/fs_ops.hpp"
 #include "fusefs/inode_table.hpp"
 #include "guard/arbiter.hpp"
+#include "guard/host_files.hpp"
 #include "guard/request.hpp"
 
+#include <atomic>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace guardfs::fusefs {
 
@@ -40,6 +45,70 @@ private:
     int root_fd_;
 };
 
+// guardfs's own files, reached in the underlying tree when they lie under the mount point (the
+// daemon must never write through its own mount: it would judge, and refuse, itself).
+class UnderlyingHostFiles final : public guard::HostFiles {
+public:
+    UnderlyingHostFiles(const FsConfig& cfg, int root_fd) : cfg_(cfg), root_fd_(root_fd) {}
+
+    int open_append(const std::string& path) override;
+    int replace(const std::string& path, std::string_view content) override;
+    int read(const std::string& path, std::string& out) override;
+
+    // Called after a file under the mount was replaced (dirfd is the workspace root, rel the
+    // file's path below it), so the kernel can drop the name's cached entry.
+    std::function<void(const std::string& rel)> on_replaced;
+
+private:
+    // (dirfd, rel) for a path: under the mount point or workspace -> (root fd, relative path);
+    // elsewhere -> (AT_FDCWD, path).
+    std::pair<int, std::string> locate(const std::string& path) const;
+
+    const FsConfig& cfg_;
+    int root_fd_;
+};
+
+// The identities of guardfs's own files (design §7). The daemon writes them underneath the
+// mount, so the kernel must not cache their attributes or pages: they are served with an
+// attribute timeout of 0 and direct I/O.
+class SelfFiles {
+public:
+    void set(std::vector<guard::FileId> ids) {
+        std::lock_guard<std::mutex> lock(m_);
+        ids_ = std::move(ids);
+        any_ = !ids_.empty();
+    }
+
+    [[nodiscard]] bool contains(dev_t dev, ino_t ino) {
+        if (!any_.load(std::memory_order_relaxed)) {
+            return false;
+        }
+        std::lock_guard<std::mutex> lock(m_);
+        for (const auto& id : ids_) {
+            if (id.dev == dev && id.ino == ino) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+private:
+    std::mutex m_;
+    std::vector<guard::FileId> ids_; // protected by m_
+    std::atomic<bool> any_{false};
+};
+
+// What `guardfs reload` reads through the control attributes of the mount's root directory.
+struct ControlState {
+    std::atomic<std::uint64_t> generation{0}; // reload attempts so far
+    std::mutex m;
+    std::string last; // "ok" or "error: ..." for the latest attempt; protected by m
+};
+
+// Extended attributes of the root directory that the daemon answers itself (never on disk).
+inline constexpr std::string_view kPidXattr = "user.guardfs.pid";
+inline constexpr std::string_view kReloadXattr = "user.guardfs.reload";
+
 struct Fs {
     Fs(FsConfig config, base::UniqueFd root_fd, const struct stat& root_st)
         : cfg(std::move(config))
@@ -50,6 +119,8 @@ struct Fs {
     InodeTable inodes;
     UnderlyingFs underlying;           // answers the judge's filesystem questions
     guard::Arbiter* arbiter = nullptr; // set before the session starts; never null after
+    ControlState control;
+    SelfFiles self_files;
 };
 
 // The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every

@@ -49,6 +49,18 @@ Inode& InodeTable::acquire(base::UniqueFd fd, const struct stat& st) {
     return in;
 }
 
+std::optional<std::uint64_t> InodeTable::find(dev_t dev, ino_t ino) {
+    if (dev == root_.dev && ino == root_.ino) {
+        return FUSE_ROOT_ID;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = map_.find(Key{dev, ino});
+    if (it == map_.end()) {
+        return std::nullopt;
+    }
+    return id_of(*it->second);
+}
+
 void InodeTable::add_lookup(Inode& inode) {
     if (&inode == &root_) {
         return;

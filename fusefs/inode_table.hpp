@@ -9,9 +9,11 @@
 
 #include "base/unique_fd.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,8 +26,9 @@ struct Inode {
     base::UniqueFd fd; // O_PATH | O_NOFOLLOW, never closed while the inode is in the table
     dev_t dev = 0;
     ino_t ino = 0;
-    mode_t type = 0;           // S_IFMT bits
-    std::uint64_t nlookup = 0; // protected by InodeTable::mutex_
+    mode_t type = 0;                        // S_IFMT bits
+    std::uint64_t nlookup = 0;              // protected by InodeTable::mutex_
+    std::atomic<bool> write_granted{false}; // some open of it was granted a write
 
     std::mutex m;                   // protects the members below; after InodeTable::mutex_
     std::vector<std::string> names; // underlying paths seen for a file with several links
@@ -55,6 +58,9 @@ public:
     // The inode for (st.st_dev, st.st_ino), inserted with `fd` when new (fd is closed when an
     // inode already exists). Its lookup count is raised by one. Throws std::bad_alloc only.
     Inode& acquire(base::UniqueFd fd, const struct stat& st);
+
+    // The FUSE inode number of (dev, ino) when the kernel knows it, else nullopt.
+    [[nodiscard]] std::optional<std::uint64_t> find(dev_t dev, ino_t ino);
 
     // Raises the lookup count of a known inode by one (a hard link's new entry).
     void add_lookup(Inode& inode);

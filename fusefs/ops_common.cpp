@@ -32,6 +32,9 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
     }
     Inode& in = fs.inodes.acquire(std::move(fd), e.attr);
     e.ino = fs.inodes.id_of(in);
+    if (fs.self_files.contains(e.attr.st_dev, e.attr.st_ino)) {
+        e.attr_timeout = 0; // written by the daemon underneath the mount: never cached
+    }
     if (S_ISREG(e.attr.st_mode) && e.attr.st_nlink > 1) {
         // A file with several names: remember this one, so that writing through any name is
         // judged by all of them (design §3).
@@ -54,7 +57,23 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
     return 0;
 }
 
-int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, int fd) {
+int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
+    p.request.targets.emplace_back();
+    const int err = target_of_inode(fs, inode, p.request.targets.back());
+    if (err == ENOENT) {
+        struct stat st {};
+
+        if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+            st.st_nlink == 0) {
+            p.request.targets.pop_back();
+            p.judge = !p.request.targets.empty();
+            return 0;
+        }
+    }
+    return err;
+}
+
+int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, mode_t mode, int fd) {
     if (!fs.cfg.chown_to_caller) {
         return 0;
     }
@@ -69,10 +88,33 @@ int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, in
         return errno;
     }
     // In a set-group-ID directory the new entry already has the directory's group.
-    const gid_t gid = (dir.st_mode & S_ISGID) != 0 ? static_cast<gid_t>(-1) : ctx->gid;
+    const bool setgid_dir = (dir.st_mode & S_ISGID) != 0;
+    const gid_t gid = setgid_dir ? static_cast<gid_t>(-1) : ctx->gid;
     const int rc = fd >= 0 ? ::fchown(fd, ctx->uid, gid)
                            : ::fchownat(dirfd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
-    return rc == 0 ? 0 : errno;
+    if (rc != 0) {
+        return errno;
+    }
+    if ((mode & (S_ISUID | S_ISGID)) == 0 || S_ISLNK(mode)) {
+        return 0;
+    }
+    // The chown cleared the set-ID bits; put back those the caller would have kept: a
+    // non-directory keeps set-group-ID only if its group is one of the caller's (in a setgid
+    // directory the group is the directory's).
+    mode_t keep = mode & 07777;
+    if (!S_ISDIR(mode) && (keep & S_ISGID) != 0 && setgid_dir && dir.st_gid != ctx->gid) {
+        std::array<gid_t, 64> groups{};
+        const int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+        bool member = false;
+        for (int i = 0; i < n && i < static_cast<int>(groups.size()); ++i) {
+            member = member || groups[static_cast<std::size_t>(i)] == dir.st_gid;
+        }
+        if (!member) {
+            keep &= ~static_cast<mode_t>(S_ISGID);
+        }
+    }
+    const int rc2 = fd >= 0 ? ::fchmod(fd, keep) : ::fchmodat(dirfd, name, keep, 0);
+    return rc2 == 0 ? 0 : errno;
 }
 
 int open_parent_of(const Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name) {

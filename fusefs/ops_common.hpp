@@ -70,13 +70,21 @@ struct ProcPath {
     std::array<char, 32> buf{};
 };
 
+// Adds a target for an existing inode to p.request (design §3: its path and its other names).
+// A file with no name left (unlinked, still open) changes no path when it is written, so it is
+// not judged: p.judge becomes false. Returns 0 or an errno (then the operation is refused).
+int add_inode_target(Fs& fs, Inode& inode, Prepared& p);
+
 // Looks `name` up in `parent`: opens it O_PATH, stats it, enters it in the inode table (lookup
 // count + 1) and fills `e`. Returns 0 or an errno.
 int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e);
 
 // After creating `name` in `dirfd` for a caller other than the daemon's user: give it to the
-// caller (design §9). No-op unless FsConfig::chown_to_caller. Returns 0 or an errno.
-int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, int fd = -1);
+// caller (design §9). `mode` is the mode the caller asked for (umask applied): changing the owner
+// clears set-user-ID and set-group-ID, so they are put back as the caller would have had them.
+// No-op unless FsConfig::chown_to_caller. Returns 0 or an errno.
+int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, mode_t mode,
+                   int fd = -1);
 
 // Opens the parent directory of a non-directory inode inside the workspace (no symlink
 // followed, nothing outside the workspace reached) and returns the inode's name in it, checked

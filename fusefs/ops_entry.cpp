@@ -96,7 +96,7 @@ void do_getattr_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         fuse_reply_err(req, errno);
         return;
     }
-    fuse_reply_attr(req, &st, fs.cfg.timeout);
+    fuse_reply_attr(req, &st, fs.self_files.contains(st.st_dev, st.st_ino) ? 0.0 : fs.cfg.timeout);
 }
 
 void do_readlink_op(fuse_req_t req, fuse_ino_t ino) {
@@ -158,20 +158,27 @@ void do_access_op(fuse_req_t req, fuse_ino_t ino, int mask) {
 
 int build_setattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, struct stat* /*attr*/,
                   int valid, fuse_file_info* fi) {
+    Inode& in = inode_of(fs, ino);
     const bool size = (valid & FUSE_SET_ATTR_SIZE) != 0;
     const bool mode = (valid & FUSE_SET_ATTR_MODE) != 0;
     const bool owner = (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0;
     const bool times = (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
                                  FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) != 0;
-    // A size change through a handle uses the grant made when it was opened.
-    const bool size_by_path = size && (fi == nullptr || !file_handle(fi).write_granted());
-    if (!size_by_path && !mode && !owner && !times) {
+    // Size and times changed through a handle opened with a write grant ride on that grant
+    // (ftruncate, and the kernel's writeback of mtime through the handle). So does the kernel's
+    // flush of mtime after granted writes when no handle is left (mtime and ctime only).
+    const bool via_grant = fi != nullptr && file_handle(fi).write_granted();
+    const int flush_bits = FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME;
+    const bool time_flush =
+        (valid & ~flush_bits) == 0 && (valid & FUSE_SET_ATTR_MTIME) != 0 && in.write_granted.load();
+    const bool size_judged = size && !via_grant;
+    const bool times_judged = times && !via_grant && !time_flush;
+    if (!size_judged && !mode && !owner && !times_judged) {
         p.judge = false;
         return 0;
     }
-    p.request.op = size_by_path ? Op::Truncate : mode ? Op::Chmod : owner ? Op::Chown : Op::Utimes;
-    p.request.targets.emplace_back();
-    return target_of_inode(fs, inode_of(fs, ino), p.request.targets.back());
+    p.request.op = size_judged ? Op::Truncate : mode ? Op::Chmod : owner ? Op::Chown : Op::Utimes;
+    return add_inode_target(fs, in, p);
 }
 
 int set_times(const Fs& fs, const Inode& in, const struct stat& attr, int valid,
@@ -262,13 +269,14 @@ int build_new_entry(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op
     return 0;
 }
 
-void finish_new_entry(Fs& fs, fuse_req_t req, fuse_ino_t parent, const char* name, int rc) {
+void finish_new_entry(Fs& fs, fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+                      int rc) {
     if (rc != 0) {
         fuse_reply_err(req, errno);
         return;
     }
     Inode& dir = inode_of(fs, parent);
-    if (const int err = give_to_caller(fs, req, dir.fd.get(), name); err != 0) {
+    if (const int err = give_to_caller(fs, req, dir.fd.get(), name, mode); err != 0) {
         fuse_reply_err(req, err);
         return;
     }
@@ -284,7 +292,7 @@ int build_mknod(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, cons
 void do_mknod(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
               mode_t mode, dev_t rdev) {
     const int rc = ::mknodat(inode_of(fs, parent).fd.get(), name, mode, rdev);
-    finish_new_entry(fs, req, parent, name, rc);
+    finish_new_entry(fs, req, parent, name, mode, rc);
 }
 
 int build_mkdir(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
@@ -295,7 +303,7 @@ int build_mkdir(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, cons
 void do_mkdir(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
               mode_t mode) {
     const int rc = ::mkdirat(inode_of(fs, parent).fd.get(), name, mode);
-    finish_new_entry(fs, req, parent, name, rc);
+    finish_new_entry(fs, req, parent, name, S_IFDIR | mode, rc);
 }
 
 bool under(std::string_view path, std::string_view root) {
@@ -343,7 +351,7 @@ int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fus
 void do_symlink(Fs& fs, fuse_req_t req, Prepared& /*p*/, const char* link, fuse_ino_t parent,
                 const char* name) {
     const int rc = ::symlinkat(link, inode_of(fs, parent).fd.get(), name);
-    finish_new_entry(fs, req, parent, name, rc);
+    finish_new_entry(fs, req, parent, name, S_IFLNK | 0777, rc);
 }
 
 // ---- unlink, rmdir ---------------------------------------------------------------------------
@@ -414,13 +422,16 @@ void do_rename(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
 int build_link(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_ino_t newparent,
                const char* newname) {
     p.request.op = Op::Link;
-    p.request.targets.emplace_back();
-    Target& existing = p.request.targets.back();
-    existing.role = Role::ExistingNames;
-    if (const int err = target_of_inode(fs, inode_of(fs, ino), existing); err != 0) {
+    Inode& in = inode_of(fs, ino);
+    if (const int err = add_inode_target(fs, in, p); err != 0) {
         return err;
     }
-    return build_new_entry(fs, p, newparent, newname, Op::Link, existing.kind);
+    if (!p.request.targets.empty()) {
+        p.request.targets.back().role = Role::ExistingNames;
+    }
+    p.judge = true; // the new name is always judged, even for a file with no name left
+    return build_new_entry(fs, p, newparent, newname, Op::Link,
+                           S_ISDIR(in.type) ? Kind::Directory : Kind::File);
 }
 
 void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t newparent,

@@ -37,7 +37,13 @@ int underlying_flags(const Fs& fs, int flags) noexcept {
     return flags | O_CLOEXEC;
 }
 
-void set_open_flags(const Fs& fs, fuse_file_info* fi) noexcept {
+void set_open_flags(Fs& fs, const Inode& in, fuse_file_info* fi) noexcept {
+    if (fs.self_files.contains(in.dev, in.ino)) {
+        // guardfs's own file, written by the daemon underneath: no page cache.
+        fi->direct_io = 1;
+        fi->keep_cache = 0;
+        return;
+    }
     fi->keep_cache = fs.cfg.timeout > 0 ? 1 : 0;
 }
 
@@ -48,23 +54,25 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
         return 0;
     }
     p.request.op = (fi->flags & O_TRUNC) != 0 ? Op::Truncate : Op::OpenWrite;
-    p.request.targets.emplace_back();
-    return target_of_inode(fs, fs.inodes.get(ino), p.request.targets.back());
+    return add_inode_target(fs, fs.inodes.get(ino), p);
 }
 
-void do_open(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_file_info* fi) {
+void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {
     Inode& in = fs.inodes.get(ino);
     base::UniqueFd fd(::open(ProcPath(in.fd.get()).c_str(), underlying_flags(fs, fi->flags)));
     if (!fd.valid()) {
         fuse_reply_err(req, errno);
         return;
     }
-    auto fh = std::make_unique<FileHandle>(std::move(fd), p.judge);
+    auto fh = std::make_unique<FileHandle>(std::move(fd), opens_for_write(fi->flags));
     {
         std::lock_guard<std::mutex> lock(in.m);
         ++in.nopen;
     }
-    set_open_flags(fs, fi);
+    if (opens_for_write(fi->flags)) {
+        in.write_granted = true;
+    }
+    set_open_flags(fs, in, fi);
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_open(req, fi) == -ENOENT) {
         // The request was interrupted: nobody will release this handle.
@@ -106,7 +114,8 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         fuse_reply_err(req, errno);
         return;
     }
-    if (const int err = give_to_caller(fs, req, dir.fd.get(), name, fd.get()); err != 0) {
+    if (const int err = give_to_caller(fs, req, dir.fd.get(), name, S_IFREG | mode, fd.get());
+        err != 0) {
         fuse_reply_err(req, err);
         return;
     }
@@ -121,7 +130,8 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         std::lock_guard<std::mutex> lock(in.m);
         ++in.nopen;
     }
-    set_open_flags(fs, fi);
+    in.write_granted = true;
+    set_open_flags(fs, in, fi);
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_create(req, &e, fi) == -ENOENT) {
         std::lock_guard<std::mutex> lock(in.m);

@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 namespace guardfs::fusefs {
 
@@ -41,12 +42,18 @@ int xattr_path(const Fs& fs, const Inode& in, XattrPath& out) {
 
 int build_inode_write(Fs& fs, Prepared& p, fuse_ino_t ino, Op op) {
     p.request.op = op;
-    p.request.targets.emplace_back();
-    return target_of_inode(fs, fs.inodes.get(ino), p.request.targets.back());
+    return add_inode_target(fs, fs.inodes.get(ino), p);
 }
 
-int build_setxattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, const char* /*name*/,
+bool is_control(fuse_ino_t ino, const char* name) noexcept {
+    return ino == FUSE_ROOT_ID && (name == kPidXattr || name == kReloadXattr);
+}
+
+int build_setxattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, const char* name,
                    const char* /*value*/, size_t /*size*/, int /*flags*/) {
+    if (is_control(ino, name)) {
+        return EPERM; // answered by the daemon; never written
+    }
     return build_inode_write(fs, p, ino, Op::SetXattr);
 }
 
@@ -62,8 +69,10 @@ void do_setxattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, const 
     fuse_reply_err(req, rc == 0 ? 0 : errno);
 }
 
-int build_removexattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino,
-                      const char* /*name*/) {
+int build_removexattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, const char* name) {
+    if (is_control(ino, name)) {
+        return EPERM;
+    }
     return build_inode_write(fs, p, ino, Op::RemoveXattr);
 }
 
@@ -88,8 +97,32 @@ void reply_sized(fuse_req_t req, size_t size, ssize_t n, const std::vector<char>
     }
 }
 
+// The control attributes of the root: the daemon's pid and the latest reload's outcome
+// ("<generation> ok" or "<generation> error: ..."), for `guardfs reload`.
+bool reply_control(Fs& fs, fuse_req_t req, const char* name, size_t size) {
+    std::string value;
+    if (name == kPidXattr) {
+        value = std::to_string(::getpid());
+    } else {
+        std::lock_guard<std::mutex> lock(fs.control.m);
+        value = std::to_string(fs.control.generation.load()) + " " + fs.control.last;
+    }
+    if (size == 0) {
+        fuse_reply_xattr(req, value.size());
+    } else if (size < value.size()) {
+        fuse_reply_err(req, ERANGE);
+    } else {
+        fuse_reply_buf(req, value.data(), value.size());
+    }
+    return true;
+}
+
 void do_getxattr_op(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
     Fs& fs = fs_of(req);
+    if (is_control(ino, name)) {
+        reply_control(fs, req, name, size);
+        return;
+    }
     XattrPath x;
     if (const int err = xattr_path(fs, fs.inodes.get(ino), x); err != 0) {
         fuse_reply_err(req, err);

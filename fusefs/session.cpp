@@ -6,15 +6,20 @@
 #include "fusefs/ops_table.hpp"
 #include "guard/arbiter.hpp"
 #include "guard/judge.hpp"
+#include "patterns/policy.hpp"
 
 #include <fmt/format.h>
 
 #include <array>
 #include <cerrno>
+#include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -112,7 +117,125 @@ MountState mount_state(const std::string& path) {
     return MountState::Other;
 }
 
-int serve(const MountOptions& options, std::shared_ptr<const guard::CompiledPolicy> policy) {
+namespace {
+
+// SIGHUP: a byte on this pipe wakes the reload thread (write(2) is async-signal-safe).
+int g_reload_pipe[2] = {-1, -1};
+
+void on_sighup(int /*sig*/) {
+    const int saved = errno;
+    const char c = 'r';
+    (void)!::write(g_reload_pipe[1], &c, 1);
+    errno = saved;
+}
+
+void set_status(Fs& fs, const std::string& status) {
+    std::lock_guard<std::mutex> lock(fs.control.m);
+    fs.control.last = status;
+    fs.control.generation.fetch_add(1);
+}
+
+// Kernel cache notifications, sent from their own thread.
+class Invalidator {
+public:
+    explicit Invalidator(fuse_session* se) : se_(se), thread_([this] { run(); }) {}
+
+    Invalidator(const Invalidator&) = delete;
+    Invalidator& operator=(const Invalidator&) = delete;
+
+    ~Invalidator() { stop(); }
+
+    void entry(std::uint64_t parent, std::string name) {
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            queue_.emplace_back(parent, std::move(name));
+        }
+        cv_.notify_one();
+    }
+
+    void stop() {
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            done_ = true;
+        }
+        cv_.notify_one();
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+    }
+
+private:
+    void run() {
+        std::unique_lock<std::mutex> lock(m_);
+        for (;;) {
+            cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
+            if (queue_.empty()) {
+                return;
+            }
+            auto [parent, name] = std::move(queue_.front());
+            queue_.pop_front();
+            lock.unlock();
+            fuse_lowlevel_notify_inval_entry(se_, parent, name.c_str(), name.size());
+            lock.lock();
+        }
+    }
+
+    fuse_session* se_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::deque<std::pair<std::uint64_t, std::string>> queue_; // protected by m_
+    bool done_ = false;                                       // protected by m_
+    std::thread thread_;
+};
+
+// Re-reads the policy (through the underlying tree if it lies under the mount), compiles it and
+// swaps it in. An invalid file keeps the old policy and says why, on stderr and in the log.
+void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const GuardSetup& setup) {
+    patterns::Policy policy = patterns::Policy::builtin_default();
+    std::string error;
+    if (!setup.policy_path.empty()) {
+        std::string text;
+        if (const int err = files.read(setup.policy_path, text); err != 0) {
+            error = fmt::format("{}: cannot read policy file: {}", setup.policy_path,
+                                strerrordesc_np(err));
+        } else if (auto loaded = patterns::load_policy_text(text, setup.policy_path); !loaded) {
+            error = loaded.error().to_string();
+        } else {
+            for (const auto& w : loaded->warnings) {
+                std::fprintf(stderr, "%s\n", w.to_string().c_str());
+            }
+            policy = std::move(loaded->policy);
+            policy.source = setup.policy_path;
+        }
+    }
+    if (error.empty()) {
+        auto compiled = guard::compile_policy(policy, setup.compile_options, fs.underlying);
+        if (!compiled) {
+            error = compiled.error().to_string();
+        } else {
+            arbiter.judge().set_policy(compiled.value());
+            fs.self_files.set(compiled.value()->self_ids);
+            if (arbiter.audit() != nullptr) {
+                arbiter.audit()->set_all(compiled.value()->policy.audit.all);
+                arbiter.audit()->note("reload", "policy reloaded from " + policy.source);
+            }
+            std::fprintf(stderr, "guardfs: policy reloaded from %s\n", policy.source.c_str());
+            set_status(fs, "ok");
+            return;
+        }
+    }
+    std::fprintf(stderr, "guardfs: reload failed, keeping the previous policy:\n%s\n",
+                 error.c_str());
+    if (arbiter.audit() != nullptr) {
+        arbiter.audit()->note("reload-failed", "keeping the previous policy: " + error);
+    }
+    set_status(fs, "error: " + error);
+}
+
+} // namespace
+
+int serve(const MountOptions& options, GuardSetup setup) {
+    std::shared_ptr<const guard::CompiledPolicy> policy = setup.policy;
     const std::string cwd = base::current_dir();
     const std::string mountpoint = base::lexical_absolute(
         options.mountpoint.empty() ? options.workspace : options.mountpoint, cwd);
@@ -204,8 +327,28 @@ int serve(const MountOptions& options, std::shared_ptr<const guard::CompiledPoli
 
     Fs fs(std::move(cfg), std::move(ws), st);
     guard::Judge judge(std::move(policy), fs.underlying);
-    guard::Arbiter arbiter(judge);
+    guard::ArbiterConfig acfg;
+    acfg.timeout = setup.ask_timeout;
+    acfg.allow_file = setup.allow_file;
+    guard::Arbiter arbiter(judge, acfg);
+    UnderlyingHostFiles host_files(fs.cfg, fs.inodes.root().fd.get());
+    guard::AnswerStore answers(setup.answers);
+    guard::AuditLog audit(setup.audit_fd, setup.audit_all);
+    auto log = [&audit](const std::string& message) {
+        std::fprintf(stderr, "guardfs: %s\n", message.c_str());
+        audit.note("approver", message);
+    };
+    if (!setup.approver_command.empty()) {
+        arbiter.set_approver(
+            guard::make_process_approver(setup.approver_command, setup.approver_cwd, log));
+    } else if (!setup.approver_socket.empty()) {
+        arbiter.set_approver(guard::make_socket_approver(setup.approver_socket, log));
+    }
+    arbiter.set_audit(&audit);
+    arbiter.set_answers(&answers, &host_files);
     fs.arbiter = &arbiter;
+    fs.self_files.set(judge.policy()->self_ids);
+    set_status(fs, "ok");
 
     raise_fd_limit();
     ::umask(0); // the kernel applied the caller's umask already
@@ -240,11 +383,55 @@ int serve(const MountOptions& options, std::shared_ptr<const guard::CompiledPoli
                  judge.policy()->policy.source.c_str());
     std::fflush(stderr);
     if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
+        // Threads start only now: a fork (daemonizing) keeps none.
+        audit.note("mount", "guarding " + mountpoint);
+        arbiter.start();
+        // When the daemon replaces one of its own files under the mount (the allow file), the
+        // kernel's cached entry for the name still leads to the old file: drop it. From a
+        // thread of its own, never from inside a request (libfuse's rule for notifications).
+        Invalidator invalidator(se);
+        host_files.on_replaced = [&](const std::string& rel) {
+            const auto slash = rel.rfind('/');
+            const std::string dir = slash == std::string::npos ? "." : rel.substr(0, slash);
+            struct stat dst {};
+            if (::fstatat(fs.inodes.root().fd.get(), dir.c_str(), &dst, 0) != 0) {
+                return;
+            }
+            if (const auto parent = fs.inodes.find(dst.st_dev, dst.st_ino)) {
+                invalidator.entry(*parent,
+                                  slash == std::string::npos ? rel : rel.substr(slash + 1));
+            }
+        };
+        std::thread reloader;
+        if (::pipe2(g_reload_pipe, O_CLOEXEC) == 0) {
+            struct sigaction sa {};
+
+            sa.sa_handler = on_sighup;
+            sigemptyset(&sa.sa_mask);
+            sa.sa_flags = SA_RESTART;
+            ::sigaction(SIGHUP, &sa, nullptr); // libfuse made SIGHUP end the session
+            reloader = std::thread([&] {
+                char c = 0;
+                while (::read(g_reload_pipe[0], &c, 1) == 1 && c == 'r') {
+                    reload(fs, arbiter, host_files, setup);
+                }
+            });
+        }
         fuse_loop_config* loop = fuse_loop_cfg_create();
         fuse_loop_cfg_set_max_threads(loop, options.max_threads);
         fuse_loop_cfg_set_clone_fd(loop, 0);
         rc = fuse_session_loop_mt(se, loop) == 0 ? 0 : 1;
         fuse_loop_cfg_destroy(loop);
+        ::signal(SIGHUP, SIG_IGN);
+        if (reloader.joinable()) {
+            const char q = 'q';
+            (void)!::write(g_reload_pipe[1], &q, 1);
+            reloader.join();
+        }
+        arbiter.stop();
+        host_files.on_replaced = nullptr;
+        invalidator.stop();
+        audit.note("unmount", "stopped guarding " + mountpoint);
     }
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "guard/compiled_policy.hpp"
+#include "patterns/answers_yaml.hpp"
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,21 @@ struct MountOptions {
     bool writeback = true;
 };
 
+// Everything the guard needs beyond the compiled policy, resolved by the command line.
+struct GuardSetup {
+    std::shared_ptr<const guard::CompiledPolicy> policy;
+    std::string policy_path;                   // "" for the built-in policy (reload re-reads it)
+    guard::CompileOptions compile_options;     // for reloads
+    std::vector<std::string> approver_command; // argv of a co-process approver
+    std::string approver_socket;               // or a socket path
+    std::string approver_cwd;                  // the co-process's working directory
+    std::chrono::milliseconds ask_timeout{60000};
+    int audit_fd = -1; // opened before the mount (owned from here on)
+    bool audit_all = false;
+    std::string allow_file;                      // persisted answers ("" for none)
+    std::vector<patterns::StoredAnswer> answers; // loaded from it
+};
+
 // What is mounted at a path now.
 enum class MountState { NotMounted, Guardfs, GuardfsStale, OtherFuseStale, Other };
 
@@ -27,6 +44,6 @@ MountState mount_state(const std::string& path);
 
 // Mounts the guard and serves requests until unmounted or signalled. Prints problems to stderr.
 // Returns the process exit code: 0 after a clean unmount, 1 on a runtime failure.
-int serve(const MountOptions& options, std::shared_ptr<const guard::CompiledPolicy> policy);
+int serve(const MountOptions& options, GuardSetup setup);
 
 } // namespace guardfs::fusefs

@@ -1,20 +1,229 @@
 // The decision pipeline; see arbiter.hpp.
 #include "guard/arbiter.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace guardfs::guard {
 
-Arbiter::Arbiter(Judge& judge) : judge_(judge) {}
+std::string command_line(pid_t pid) {
+    if (pid <= 0) {
+        return {};
+    }
+    const std::string path = fmt::format("/proc/{}/cmdline", pid);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return {};
+    }
+    std::array<char, 4096> buf{};
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    ::close(fd);
+    if (n <= 0) {
+        return {};
+    }
+    std::string out(buf.data(), static_cast<std::size_t>(n));
+    while (!out.empty() && out.back() == '\0') {
+        out.pop_back();
+    }
+    for (char& c : out) {
+        if (c == '\0') {
+            c = ' ';
+        }
+    }
+    return out;
+}
+
+Arbiter::Arbiter(Judge& judge, ArbiterConfig config) : judge_(judge), config_(std::move(config)) {}
+
+Arbiter::~Arbiter() {
+    stop();
+}
+
+void Arbiter::set_approver(std::unique_ptr<Approver> approver) {
+    approver_ = std::move(approver);
+}
+
+void Arbiter::set_answers(AnswerStore* answers, HostFiles* files) noexcept {
+    answers_ = answers;
+    files_ = files;
+    judge_.set_answers(answers);
+}
+
+void Arbiter::start() {
+    if (approver_) {
+        approver_->start();
+    }
+}
+
+void Arbiter::stop() {
+    if (approver_) {
+        approver_->stop();
+    }
+}
+
+Answer Arbiter::ask_once(const Question& q, const std::string& key) {
+    // Identical questions in flight are asked once (design §6): later askers wait for the first.
+    std::shared_ptr<InFlight> flight;
+    bool first = false;
+    {
+        std::lock_guard<std::mutex> lock(inflight_mu_);
+        auto& slot = inflight_[key];
+        if (!slot) {
+            slot = std::make_shared<InFlight>();
+            first = true;
+        }
+        flight = slot;
+    }
+    if (!first) {
+        std::unique_lock<std::mutex> lock(flight->m);
+        // The first asker waits at most the timeout; wait a little longer for it to report.
+        if (!flight->cv.wait_for(lock, config_.timeout + std::chrono::seconds(5),
+                                 [&] { return flight->done; })) {
+            Answer a;
+            a.failure = "no answer within the timeout";
+            return a;
+        }
+        return flight->answer;
+    }
+    Answer answer = approver_->ask(q, config_.timeout);
+    {
+        std::lock_guard<std::mutex> lock(inflight_mu_);
+        inflight_.erase(key);
+    }
+    {
+        std::lock_guard<std::mutex> lock(flight->m);
+        flight->answer = answer;
+        flight->done = true;
+    }
+    flight->cv.notify_all();
+    return answer;
+}
+
+void Arbiter::remember(const Decision& d, const Answer& a) {
+    if (!a.answered || a.remember == Remember::Once || answers_ == nullptr) {
+        return;
+    }
+    patterns::StoredAnswer s;
+    s.verdict = a.verdict;
+    s.scope = a.scope;
+    s.rule = d.rule;
+    s.tier = d.tier;
+    s.at = iso_time_now();
+    if (a.scope == patterns::AnswerScope::Dir) {
+        const auto slash = d.path.rfind('/');
+        s.path = slash == 0 ? std::string("/") : d.path.substr(0, slash);
+    } else if (a.scope == patterns::AnswerScope::Path) {
+        s.path = d.path;
+    }
+    const bool persist =
+        a.remember == Remember::Persist && !config_.allow_file.empty() && files_ != nullptr;
+    const auto list = answers_->remember(std::move(s), persist);
+    if (persist) {
+        std::lock_guard<std::mutex> lock(persist_mu_);
+        const int err = files_->replace(config_.allow_file, patterns::answers_to_yaml(list));
+        if (err != 0 && audit_ != nullptr) {
+            audit_->note("allow-file", fmt::format("cannot write {}: {}", config_.allow_file,
+                                                   strerrordesc_np(err)));
+        }
+    }
+}
+
+Decision Arbiter::resolve_ask(const Request& request, Decision d, std::string& command,
+                              std::string& source, Answer& answer) {
+    const std::string asked = fmt::format("ask row '{}' ({})", d.rule, patterns::to_string(d.tier));
+    d.verdict = Verdict::Deny; // unless an answer says otherwise
+    if (!approver_) {
+        source = "none";
+        d.reason = asked + ": no approver configured (fail closed)";
+        return d;
+    }
+    if (waiting_.fetch_add(1) >= config_.max_waiting) {
+        waiting_.fetch_sub(1);
+        source = "busy";
+        d.reason = asked + ": approver busy, too many questions waiting (fail closed)";
+        return d;
+    }
+    Question q;
+    q.id = next_id_.fetch_add(1);
+    q.op = request.op;
+    for (const auto& t : request.targets) {
+        if (!t.views.empty()) {
+            q.paths.push_back(t.views.front().path);
+        }
+    }
+    q.path = d.path;
+    q.rule = d.rule;
+    q.tier = d.tier;
+    q.reason = d.reason;
+    q.caller = request.caller;
+    q.command = command;
+    std::string key = std::string(to_string(request.op));
+    for (const auto& p : q.paths) {
+        key += '\0';
+        key += p;
+    }
+    key += '\0';
+    key += d.rule;
+    key += '\0';
+    key += patterns::to_string(d.tier);
+    answer = ask_once(q, key);
+    waiting_.fetch_sub(1);
+    if (!answer.answered) {
+        source = answer.failure;
+        d.reason = asked + ": " + answer.failure + " (fail closed)";
+        return d;
+    }
+    source = "approver";
+    d.verdict = answer.verdict;
+    d.reason = fmt::format("{}: {} by the approver (remember {}, scope {})", asked,
+                           answer.verdict == Verdict::Allow ? "allowed" : "denied",
+                           to_string(answer.remember), patterns::to_string(answer.scope));
+    remember(d, answer);
+    return d;
+}
 
 Decision Arbiter::decide(const Request& request) noexcept {
+    const auto start = std::chrono::steady_clock::now();
     Decision d = judge_.decide(request);
-    if (d.verdict == Verdict::Ask) {
-        // No approver is configured: an ask is refused (fail closed, design §6).
-        d.verdict = Verdict::Deny;
-        try {
-            d.reason = "ask refused: no approver answered (fail closed); " + d.reason;
-        } catch (...) {
-            // keep the verdict; the reason is only for people
+    const Verdict judged =
+        d.verdict == Verdict::Allow && d.tier == Tier::Remembered ? Verdict::Ask : d.verdict;
+    try {
+        std::string command;
+        std::string source;
+        Answer answer;
+        if (d.verdict == Verdict::Ask || d.tier == Tier::Remembered ||
+            (audit_ != nullptr && audit_->wants(judged, d.verdict))) {
+            command = command_line(request.caller.pid);
         }
+        if (d.tier == Tier::Remembered) {
+            source = "remembered";
+        }
+        if (d.verdict == Verdict::Ask) {
+            d = resolve_ask(request, std::move(d), command, source, answer);
+        }
+        if (audit_ != nullptr && audit_->wants(judged, d.verdict)) {
+            AuditEvent e;
+            e.request = &request;
+            e.decision = &d;
+            e.judged = judged;
+            e.command = command;
+            e.answer_source = source;
+            e.answer = answer.answered ? &answer : nullptr;
+            e.latency = std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now() - start);
+            audit_->write(e);
+        }
+    } catch (...) {
+        d.verdict = Verdict::Deny;
+        d.tier = Tier::Internal;
+        d.reason = "internal error while resolving an ask (fail closed)";
+    }
+    if (d.verdict == Verdict::Ask) {
+        d.verdict = Verdict::Deny; // never leaves the arbiter as an ask
     }
     return d;
 }

@@ -36,6 +36,7 @@ struct Context {
     dataroot::FsOps& fs;
     const Request& request;
     GitConfigJudge git_config_judge;
+    const AnswerStore* answers;
     bool keys_ready = false;
     std::vector<RootKey> keys; // valid (not straddled) keys, shallowest first
 
@@ -191,6 +192,16 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
             d.tier = rule.tier;
         }
     }
+    if (d.verdict == Verdict::Ask && ctx.answers != nullptr && !ctx.answers->empty()) {
+        // A remembered answer, on this view's exact bytes (design §6).
+        if (const auto a = ctx.answers->find(pv.path, d.rule, d.tier)) {
+            d.verdict = a->verdict;
+            d.reason = fmt::format("ask row '{}' ({}) answered by a remembered {} (scope {})",
+                                   d.rule, patterns::to_string(d.tier),
+                                   patterns::to_string(a->verdict), patterns::to_string(a->scope));
+            d.tier = Tier::Remembered;
+        }
+    }
     return d;
 }
 
@@ -263,7 +274,7 @@ Decision Judge::decide_unsafe(const Request& request) const {
     if (is_read_op(request.op)) {
         return judge_read(*policy, request);
     }
-    Context ctx{*policy, fs_, request, git_config_judge_, false, {}};
+    Context ctx{*policy, fs_, request, git_config_judge_, answers_, false, {}};
     if (request.targets.empty()) {
         best.verdict = Verdict::Deny;
         best.tier = Tier::Internal;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "dataroot/fs_ops.hpp"
+#include "guard/answers.hpp"
 #include "guard/compiled_policy.hpp"
 #include "guard/request.hpp"
 
@@ -34,12 +35,17 @@ public:
     // policy they started with.
     void set_policy(std::shared_ptr<const CompiledPolicy> policy) noexcept;
 
+    // Remembered answers consulted for an ask, per view, after the allow rows (design §6).
+    // Not owned; must outlive the judge. Set before the first decision.
+    void set_answers(const AnswerStore* answers) noexcept { answers_ = answers; }
+
 private:
     Decision decide_unsafe(const Request& request) const;
 
     std::atomic<std::shared_ptr<const CompiledPolicy>> policy_;
     dataroot::FsOps& fs_;
     GitConfigJudge git_config_judge_;
+    const AnswerStore* answers_ = nullptr;
 };
 
 // True when `a` should replace `b` as the decision: a stronger verdict; on equal verdicts the

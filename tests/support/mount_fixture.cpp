@@ -105,7 +105,16 @@ void MountedGuard::start(const MountSpec& spec) {
         argv.push_back("--policy");
         argv.push_back(policy);
     }
-    argv.insert(argv.end(), spec.extra_args.begin(), spec.extra_args.end());
+    for (std::string a : spec.extra_args) {
+        // "{ws}" and "{root}" stand for the paths the fixture has just made.
+        for (const auto& [token, value] :
+             {std::pair<std::string, std::string>{"{ws}", ws()}, {"{root}", root_}}) {
+            for (auto at = a.find(token); at != std::string::npos; at = a.find(token)) {
+                a.replace(at, token.size(), value);
+            }
+        }
+        argv.push_back(a);
+    }
     argv.push_back(ws());
     log_path_ = root_ + "/daemon.log";
     pid_ = spawn(argv, log_path_, log_path_, spec.env);

@@ -1,0 +1,571 @@
+// Approver transports; see approver.hpp.
+//
+// Shared by both: a map of waiting questions (id -> slot), filled by a reader thread, each
+// entry tagged with the generation of the connection it was sent on, so that a dying
+// co-process fails only its own questions and never one sent to its successor.
+#include "guard/approver.hpp"
+
+#include "guard/json_text.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace guardfs::guard {
+
+const char* to_string(Remember r) noexcept {
+    switch (r) {
+    case Remember::Once:
+        return "once";
+    case Remember::Mount:
+        return "mount";
+    case Remember::Persist:
+        return "persist";
+    }
+    return "once";
+}
+
+std::string question_json(const Question& q) {
+    nlohmann::json j;
+    j["id"] = q.id;
+    j["op"] = to_string(q.op);
+    put_text(j, "path", q.path);
+    put_text_list(j, "paths", q.paths);
+    put_text(j, "rule", q.rule);
+    j["tier"] = patterns::to_string(q.tier);
+    j["pid"] = q.caller.pid;
+    j["uid"] = q.caller.uid;
+    put_text(j, "command", q.command);
+    j["reason"] = utf8_or_replacement(q.reason);
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool parse_answer(std::string_view line, std::uint64_t& id, Answer& answer, std::string& why) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        why = "not a JSON object";
+        return false;
+    }
+    if (!j.contains("id") || !j["id"].is_number_unsigned()) {
+        why = "no numeric 'id'";
+        return false;
+    }
+    id = j["id"].get<std::uint64_t>();
+    if (!j.contains("verdict") || !j["verdict"].is_string()) {
+        why = "no 'verdict'";
+        return false;
+    }
+    const std::string verdict = j["verdict"].get<std::string>();
+    if (verdict == "allow") {
+        answer.verdict = Verdict::Allow;
+    } else if (verdict == "deny") {
+        answer.verdict = Verdict::Deny;
+    } else {
+        why = "'verdict' must be allow or deny";
+        return false;
+    }
+    answer.remember = Remember::Once;
+    if (j.contains("remember")) {
+        const auto& r = j["remember"];
+        if (r == "once") {
+            answer.remember = Remember::Once;
+        } else if (r == "mount") {
+            answer.remember = Remember::Mount;
+        } else if (r == "persist") {
+            answer.remember = Remember::Persist;
+        } else {
+            why = "'remember' must be once, mount or persist";
+            return false;
+        }
+    }
+    answer.scope = patterns::AnswerScope::Path;
+    if (j.contains("scope")) {
+        const auto& s = j["scope"];
+        if (s == "path") {
+            answer.scope = patterns::AnswerScope::Path;
+        } else if (s == "dir") {
+            answer.scope = patterns::AnswerScope::Dir;
+        } else if (s == "rule") {
+            answer.scope = patterns::AnswerScope::Rule;
+        } else {
+            why = "'scope' must be path, dir or rule";
+            return false;
+        }
+    }
+    answer.answered = true;
+    return true;
+}
+
+namespace {
+
+constexpr std::size_t kMaxLine = 64 * 1024;
+
+bool write_all(int fd, std::string_view data, bool socket) {
+    while (!data.empty()) {
+        const ssize_t n = socket ? ::send(fd, data.data(), data.size(), MSG_NOSIGNAL)
+                                 : ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return false;
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+Answer failed(std::string why) {
+    Answer a;
+    a.failure = std::move(why);
+    return a;
+}
+
+class LineApprover : public Approver {
+public:
+    explicit LineApprover(LogFn log) : log_(std::move(log)) {}
+
+    Answer ask(const Question& q, std::chrono::milliseconds timeout) noexcept override {
+        try {
+            Pending slot;
+            std::string why;
+            std::unique_lock<std::mutex> lock(mu_);
+            if (stopping_) {
+                return failed("approver stopped");
+            }
+            pending_[q.id] = &slot;
+            lock.unlock();
+            // The slot learns its connection's generation before the line is written, so an
+            // answer (or the connection's death) can never arrive before the slot knows it.
+            const bool sent = send(question_json(q) + "\n", why, [&](std::uint64_t gen) {
+                std::lock_guard<std::mutex> g(mu_);
+                slot.generation = gen;
+            });
+            lock.lock();
+            if (!sent) {
+                pending_.erase(q.id);
+                return failed(why);
+            }
+            ++sent_;
+            cv_.wait_for(lock, timeout, [&] { return slot.answer.has_value(); });
+            pending_.erase(q.id);
+            if (!slot.answer) {
+                return failed("no answer within " + std::to_string(timeout.count()) + " ms");
+            }
+            return *slot.answer;
+        } catch (...) {
+            return failed("internal error while asking");
+        }
+    }
+
+    [[nodiscard]] std::uint64_t questions_sent() const noexcept override { return sent_.load(); }
+
+protected:
+    struct Pending {
+        std::optional<Answer> answer;
+        std::uint64_t generation = 0; // 0 until sent
+    };
+
+    // Writes one line to the current connection (starting one if needed), after telling
+    // `tag` the generation of that connection. False with why when it could not be sent.
+    virtual bool send(const std::string& line, std::string& why,
+                      const std::function<void(std::uint64_t)>& tag) = 0;
+
+    void deliver(std::string_view line, std::uint64_t generation) {
+        std::uint64_t id = 0;
+        Answer a;
+        std::string why;
+        if (!parse_answer(line, id, a, why)) {
+            log_("approver: ignored a line (" + why + ")");
+            return;
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = pending_.find(id);
+        if (it == pending_.end() || it->second->generation != generation) {
+            log_("approver: ignored an answer for unknown id " + std::to_string(id));
+            return;
+        }
+        it->second->answer = a;
+        cv_.notify_all();
+    }
+
+    // Fails every question sent on `generation` (0: every question).
+    void fail_all(std::uint64_t generation, const std::string& why) {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto& [id, slot] : pending_) {
+            if (!slot->answer && (generation == 0 || slot->generation == generation)) {
+                slot->answer = failed(why);
+            }
+        }
+        cv_.notify_all();
+    }
+
+    // Reads lines from fd until end of file or error; each goes to deliver().
+    void read_lines(int fd, std::uint64_t generation) {
+        std::string buf;
+        std::array<char, 4096> chunk{};
+        bool discarding = false;
+        for (;;) {
+            const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return;
+            }
+            buf.append(chunk.data(), static_cast<std::size_t>(n));
+            std::size_t start = 0;
+            for (;;) {
+                const auto nl = buf.find('\n', start);
+                if (nl == std::string::npos) {
+                    break;
+                }
+                if (!discarding) {
+                    deliver(std::string_view(buf).substr(start, nl - start), generation);
+                }
+                discarding = false;
+                start = nl + 1;
+            }
+            buf.erase(0, start);
+            if (buf.size() > kMaxLine) {
+                log_("approver: ignored a line longer than 64 KiB");
+                buf.clear();
+                discarding = true;
+            }
+        }
+    }
+
+    void stop_waiting() {
+        std::lock_guard<std::mutex> lock(mu_);
+        stopping_ = true;
+    }
+
+    LogFn log_;
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::map<std::uint64_t, Pending*> pending_; // protected by mu_
+    bool stopping_ = false;                     // protected by mu_
+    std::atomic<std::uint64_t> sent_{0};
+};
+
+// ---- the co-process ---------------------------------------------------------------------------
+
+class ProcessApprover final : public LineApprover {
+public:
+    ProcessApprover(std::vector<std::string> argv, std::string cwd, LogFn log)
+        : LineApprover(std::move(log))
+        , argv_(std::move(argv))
+        , cwd_(std::move(cwd)) {}
+
+    ~ProcessApprover() override { stop(); }
+
+    void start() override { ::signal(SIGPIPE, SIG_IGN); }
+
+    void stop() override {
+        stop_waiting();
+        std::lock_guard<std::mutex> lock(proc_mu_);
+        reap_locked(true);
+        fail_all(0, "approver stopped");
+    }
+
+protected:
+    bool send(const std::string& line, std::string& why,
+              const std::function<void(std::uint64_t)>& tag) override {
+        std::lock_guard<std::mutex> lock(proc_mu_);
+        if (dead_.load() || pid_ <= 0) {
+            reap_locked(false);
+            if (!spawn_locked(why)) {
+                return false;
+            }
+        }
+        tag(generation_);
+        if (!write_all(to_child_, line, false)) {
+            why = "the approver is not reading its input (it died?)";
+            dead_ = true;
+            return false;
+        }
+        return true;
+    }
+
+private:
+    bool spawn_locked(std::string& why) {
+        int in[2];
+        int out[2];
+        if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
+            why = "cannot create pipes for the approver";
+            return false;
+        }
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        if (!cwd_.empty()) {
+            posix_spawn_file_actions_addchdir_np(&fa, cwd_.c_str());
+        }
+        std::vector<char*> args;
+        for (auto& a : argv_) {
+            args.push_back(a.data());
+        }
+        args.push_back(nullptr);
+        pid_t pid = -1;
+        const int rc = ::posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        ::close(in[0]);
+        ::close(out[1]);
+        if (rc != 0) {
+            ::close(in[1]);
+            ::close(out[0]);
+            why = std::string("cannot start the approver: ") + strerrordesc_np(rc);
+            return false;
+        }
+        pid_ = pid;
+        to_child_ = in[1];
+        from_child_ = out[0];
+        dead_ = false;
+        const std::uint64_t gen = ++generation_;
+        const int fd = from_child_;
+        reader_ = std::thread([this, fd, gen] {
+            read_lines(fd, gen);
+            dead_ = true;
+            fail_all(gen, "the approver exited");
+            log_("approver: the approver process exited; it will be started again for the "
+                 "next question");
+        });
+        log_("approver: started " + argv_.front() + " (pid " + std::to_string(pid) + ")");
+        return true;
+    }
+
+    // Ends the current co-process (if any) and joins its reader. Under proc_mu_.
+    void reap_locked(bool kill_it) {
+        if (to_child_ >= 0) {
+            ::close(to_child_); // end of input: a well-behaved approver exits
+            to_child_ = -1;
+        }
+        if (pid_ > 0 && kill_it) {
+            ::kill(pid_, SIGTERM);
+        }
+        if (reader_.joinable()) {
+            if (!dead_.load() && pid_ > 0) {
+                ::kill(pid_, SIGTERM); // it is being replaced: it must not linger
+            }
+            reader_.join();
+        }
+        if (from_child_ >= 0) {
+            ::close(from_child_);
+            from_child_ = -1;
+        }
+        if (pid_ > 0) {
+            int status = 0;
+            ::waitpid(pid_, &status, 0);
+            pid_ = -1;
+        }
+    }
+
+    std::vector<std::string> argv_;
+    std::string cwd_;
+    std::mutex proc_mu_; // protects the members below
+    pid_t pid_ = -1;
+    int to_child_ = -1;
+    int from_child_ = -1;
+    std::uint64_t generation_ = 0;
+    std::thread reader_;
+    std::atomic<bool> dead_{true};
+};
+
+// ---- the Unix socket --------------------------------------------------------------------------
+
+class SocketApprover final : public LineApprover {
+public:
+    SocketApprover(std::string path, LogFn log)
+        : LineApprover(std::move(log))
+        , path_(std::move(path)) {}
+
+    ~SocketApprover() override { stop(); }
+
+    void start() override {
+        ::signal(SIGPIPE, SIG_IGN);
+
+        struct stat st {};
+
+        if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+            ::unlink(path_.c_str()); // left by a daemon that is gone
+        }
+        listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        if (listen_ < 0 || path_.size() >= sizeof addr.sun_path) {
+            log_("approver: socket path too long or no socket: " + path_);
+            return;
+        }
+        std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+        const mode_t old = ::umask(0177); // created 0600: only this user may answer
+        const int rc = ::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+        ::umask(old);
+        if (rc != 0 || ::listen(listen_, 4) != 0) {
+            log_("approver: cannot listen on " + path_ + ": " + strerrordesc_np(errno));
+            ::close(listen_);
+            listen_ = -1;
+            return;
+        }
+        if (::pipe2(wake_, O_CLOEXEC) != 0) {
+            wake_[0] = wake_[1] = -1;
+        }
+        thread_ = std::thread([this] { serve(); });
+    }
+
+    void stop() override {
+        stop_waiting();
+        if (wake_[1] >= 0) {
+            const char c = 'x';
+            (void)!::write(wake_[1], &c, 1);
+        }
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+        for (int* fd : {&listen_, &wake_[0], &wake_[1]}) {
+            if (*fd >= 0) {
+                ::close(*fd);
+                *fd = -1;
+            }
+        }
+        if (!path_.empty()) {
+            ::unlink(path_.c_str());
+        }
+        fail_all(0, "approver stopped");
+    }
+
+protected:
+    bool send(const std::string& line, std::string& why,
+              const std::function<void(std::uint64_t)>& tag) override {
+        std::lock_guard<std::mutex> lock(client_mu_);
+        if (client_ < 0) {
+            why = "no approver connected to " + path_;
+            return false;
+        }
+        tag(generation_);
+        if (!write_all(client_, line, true)) {
+            why = "the approver disconnected";
+            return false;
+        }
+        return true;
+    }
+
+private:
+    void serve() {
+        std::string buf;
+        for (;;) {
+            int client = -1;
+            {
+                std::lock_guard<std::mutex> lock(client_mu_);
+                client = client_;
+            }
+            pollfd fds[3] = {{listen_, POLLIN, 0}, {wake_[0], POLLIN, 0}, {client, POLLIN, 0}};
+            if (::poll(fds, client >= 0 ? 3 : 2, -1) < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                return;
+            }
+            if (fds[1].revents != 0) {
+                drop_client("approver stopped");
+                return;
+            }
+            if (fds[0].revents != 0) {
+                accept_one();
+            }
+            if (client >= 0 && fds[2].revents != 0) {
+                std::array<char, 4096> chunk{};
+                const ssize_t n = ::read(client, chunk.data(), chunk.size());
+                if (n <= 0) {
+                    drop_client("the approver disconnected");
+                    buf.clear();
+                    continue;
+                }
+                buf.append(chunk.data(), static_cast<std::size_t>(n));
+                std::size_t start = 0;
+                for (auto nl = buf.find('\n'); nl != std::string::npos;
+                     nl = buf.find('\n', start)) {
+                    deliver(std::string_view(buf).substr(start, nl - start), generation_);
+                    start = nl + 1;
+                }
+                buf.erase(0, start);
+                if (buf.size() > kMaxLine) {
+                    buf.clear();
+                }
+            }
+        }
+    }
+
+    void accept_one() {
+        const int fd = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) {
+            return;
+        }
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+            (cred.uid != ::geteuid() && cred.uid != 0)) {
+            log_("approver: refused a connection from uid " + std::to_string(cred.uid));
+            ::close(fd);
+            return;
+        }
+        std::lock_guard<std::mutex> lock(client_mu_);
+        if (client_ >= 0) {
+            const std::string busy = "{\"error\": \"another approver is connected\"}\n";
+            write_all(fd, busy, true);
+            ::close(fd);
+            return;
+        }
+        client_ = fd;
+        ++generation_;
+        log_("approver: a terminal approver connected");
+    }
+
+    void drop_client(const std::string& why) {
+        std::uint64_t gen = 0;
+        {
+            std::lock_guard<std::mutex> lock(client_mu_);
+            if (client_ >= 0) {
+                ::close(client_);
+                client_ = -1;
+            }
+            gen = generation_;
+        }
+        fail_all(gen, why);
+    }
+
+    std::string path_;
+    int listen_ = -1;
+    int wake_[2] = {-1, -1};
+    std::thread thread_;
+    std::mutex client_mu_; // protects client_ and generation_
+    int client_ = -1;
+    std::uint64_t generation_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Approver> make_process_approver(std::vector<std::string> argv, std::string cwd,
+                                                LogFn log) {
+    return std::make_unique<ProcessApprover>(std::move(argv), std::move(cwd), std::move(log));
+}
+
+std::unique_ptr<Approver> make_socket_approver(std::string path, LogFn log) {
+    return std::make_unique<SocketApprover>(std::move(path), std::move(log));
+}
+
+} // namespace guardfs::guard

@@ -1,0 +1,520 @@
+// Asking (issue #4, design §6, §7): a scripted approver answers ask verdicts; timeouts, crashes,
+// remembered answers at each scope, de-duplication, concurrency, the audit log, reload, and
+// guardfs's own files. Questions are counted on the approver's side (its log file).
+#include "support/mount_fixture.hpp"
+#include "support/process.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace guardfs::test;
+
+namespace {
+
+const std::string kDouble = std::string(GUARDFS_SOURCE_DIR) + "/tests/support/approvers/double.py";
+
+std::size_t count_lines(const std::string& path) {
+    std::ifstream in(path);
+    std::size_t n = 0;
+    for (std::string l; std::getline(in, l);) {
+        n += l.empty() ? 0U : 1U;
+    }
+    return n;
+}
+
+// A mount whose approver is the double, with the given behaviour.
+struct AskingMount {
+    std::string log;
+    std::unique_ptr<MountedGuard> g;
+
+    AskingMount(const std::string& policy, std::map<std::string, std::string> env,
+                std::vector<std::string> extra = {},
+                std::function<void(const std::string&)> setup = {}) {
+        MountSpec spec;
+        spec.policy_yaml = policy;
+        spec.setup = std::move(setup);
+        spec.extra_args = {"--approver", "python3 " + kDouble};
+        spec.extra_args.insert(spec.extra_args.end(), extra.begin(), extra.end());
+        log = std::filesystem::temp_directory_path() /
+              ("guardfs-approver-" + std::to_string(::getpid()) + "-" +
+               std::to_string(counter()++) + ".log");
+        std::filesystem::remove(log);
+        env["APPROVER_LOG"] = log;
+        spec.env = std::move(env);
+        g = std::make_unique<MountedGuard>(std::move(spec));
+    }
+
+    ~AskingMount() {
+        g.reset();
+        std::filesystem::remove(log);
+    }
+
+    AskingMount(const AskingMount&) = delete;
+    AskingMount& operator=(const AskingMount&) = delete;
+
+    [[nodiscard]] std::size_t questions() const { return count_lines(log); }
+
+    // Waits (bounded) until the approver has logged n questions: it logs them on its own
+    // schedule, possibly after guardfs gave up on an answer.
+    [[nodiscard]] std::size_t questions_when(std::size_t n) const {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (count_lines(log) < n && std::chrono::steady_clock::now() < until) {
+            std::this_thread::yield();
+        }
+        return count_lines(log);
+    }
+
+    static int& counter() {
+        static int n = 0;
+        return n;
+    }
+};
+
+// The agent-configuration tier makes `.claude` an ask directory.
+const char* const kAskPolicy = "deny: [\".env\"]\n";
+
+int write_text(const std::string& path, const std::string& text, int flags = O_CREAT | O_TRUNC) {
+    const int fd = ::open(path.c_str(), O_WRONLY | flags, 0644);
+    if (fd < 0) {
+        return errno;
+    }
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    ::close(fd);
+    return n == static_cast<ssize_t>(text.size()) ? 0 : EIO;
+}
+
+void make_claude_dir(const std::string& ws) {
+    std::filesystem::create_directories(ws + "/.claude");
+}
+
+} // namespace
+
+TEST_CASE("an approver's allow passes the write and its deny refuses it",
+          "[integration][approver]") {
+    SECTION("allow") {
+        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "allow"}}, {}, make_claude_dir);
+        CHECK(write_text(m.g->ws(".claude/notes.md"), "hello\n") == 0);
+        CHECK(m.questions() == 1);
+        CHECK(m.g->unmount() == 0);
+        CHECK(read_file(m.g->ws(".claude/notes.md")) == "hello\n");
+    }
+    SECTION("deny") {
+        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "deny"}}, {}, make_claude_dir);
+        CHECK(write_text(m.g->ws(".claude/notes.md"), "hello\n") == EACCES);
+        CHECK(m.questions() == 1);
+        CHECK(m.g->unmount() == 0);
+        CHECK_FALSE(std::filesystem::exists(m.g->ws(".claude/notes.md")));
+    }
+}
+
+TEST_CASE("no approver, or no answer in time, is a refusal", "[integration][approver]") {
+    SECTION("no approver configured") {
+        MountSpec spec;
+        spec.policy_yaml = kAskPolicy;
+        spec.setup = make_claude_dir;
+        MountedGuard g(spec);
+        CHECK(write_text(g.ws(".claude/notes.md"), "x") == EACCES);
+    }
+    SECTION("an approver that never answers") {
+        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "silent"}}, {"--ask-timeout", "0.5"},
+                      make_claude_dir);
+        CHECK(write_text(m.g->ws(".claude/notes.md"), "x") == EACCES);
+        CHECK(m.questions_when(1) == 1);
+    }
+    SECTION("an approver that writes garbage before its answer is still understood") {
+        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "garbage"}}, {"--ask-timeout", "5"},
+                      make_claude_dir);
+        CHECK(write_text(m.g->ws(".claude/notes.md"), "x") == 0);
+    }
+}
+
+TEST_CASE("a crashed approver refuses, and the next question reaches a restarted one",
+          "[integration][approver]") {
+    const std::string state =
+        std::filesystem::temp_directory_path() / ("guardfs-crash-" + std::to_string(::getpid()));
+    std::filesystem::remove(state);
+    AskingMount m(kAskPolicy, {{"APPROVER_MODE", "crash-once"}, {"APPROVER_STATE", state}},
+                  {"--ask-timeout", "10"}, make_claude_dir);
+    CHECK(write_text(m.g->ws(".claude/a.md"), "x") == EACCES);
+    CHECK(write_text(m.g->ws(".claude/b.md"), "y") == 0);
+    CHECK(m.questions() == 2);
+    std::filesystem::remove(state);
+}
+
+TEST_CASE("remembered answers stop the repeated question at each scope",
+          "[integration][approver][remember]") {
+    auto setup = [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/.claude/skills");
+        std::filesystem::create_directories(ws + "/other/.claude");
+    };
+    SECTION("once: every write asks again") {
+        AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "once"}}, {}, setup);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "2") == 0);
+        CHECK(m.questions() == 2);
+    }
+    SECTION("path") {
+        AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "path"}}, {},
+                      setup);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "2") == 0);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "3", O_APPEND) == 0);
+        CHECK(m.questions() == 1);
+        CHECK(write_text(m.g->ws(".claude/b.md"), "x") == 0); // another path asks
+        CHECK(m.questions() == 2);
+    }
+    SECTION("dir") {
+        AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "dir"}}, {},
+                      setup);
+        CHECK(write_text(m.g->ws(".claude/skills/a.md"), "1") == 0);
+        CHECK(write_text(m.g->ws(".claude/skills/b.md"), "2") == 0);
+        CHECK(m.questions() == 1);
+        CHECK(write_text(m.g->ws(".claude/c.md"), "3") == 0); // the parent dir asks again
+        CHECK(m.questions() == 2);
+    }
+    SECTION("rule") {
+        AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "rule"}}, {},
+                      setup);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->ws("other/.claude/b.md"), "2") == 0);
+        CHECK(m.questions() == 1);
+    }
+    SECTION("a remembered allow never lifts a deny") {
+        AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "rule"}}, {},
+                      setup);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->ws(".claude/settings.json"), "{}") == EACCES);
+        CHECK(write_text(m.g->ws(".env"), "X=1") == EACCES);
+        CHECK(m.questions() == 1);
+    }
+}
+
+TEST_CASE("a persisted answer survives a remount, and a broken allow file stops the mount",
+          "[integration][approver][remember]") {
+    const std::string dir =
+        std::filesystem::temp_directory_path() / ("guardfs-allow-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string allow = dir + "/allowed.yaml";
+    std::filesystem::remove(allow);
+    const std::string policy = std::string(kAskPolicy) + "allow_file: " + allow + "\n";
+    {
+        AskingMount m(policy, {{"APPROVER_REMEMBER", "persist"}, {"APPROVER_SCOPE", "path"}}, {},
+                      make_claude_dir);
+        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
+        CHECK(m.questions() == 1);
+        CHECK(std::filesystem::exists(allow));
+        // the allow file is guardfs's own: nothing under the mount may write it
+    }
+    CHECK(read_file(allow).find("verdict: allow") != std::string::npos);
+    {
+        AskingMount m(policy, {{"APPROVER_MODE", "deny"}}, {}, [](const std::string& ws) {
+            std::filesystem::create_directories(ws + "/.claude");
+        });
+        // The paths differ per mount (a fresh temporary workspace), so the persisted answer is
+        // for another path: it is asked (and denied) here, and the file is still valid.
+        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == EACCES);
+        CHECK(m.questions() == 1);
+    }
+    write_file(allow, "version: 1\nanswers: [ {verdict: maybe} ]\n");
+    MountSpec spec;
+    spec.policy_yaml = policy;
+    const std::string root =
+        std::filesystem::temp_directory_path() / ("guardfs-badallow-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(root + "/ws");
+    write_file(root + "/p.yaml", policy);
+    const auto r = run({GUARDFS_BIN, "mount", "-f", "--policy", root + "/p.yaml", root + "/ws"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(allow) != std::string::npos);
+    CHECK_FALSE(is_mount_point(root + "/ws"));
+    std::filesystem::remove_all(root);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("identical questions in flight are asked once", "[integration][approver][dedup]") {
+    AskingMount m(kAskPolicy, {{"APPROVER_DELAY", "1"}}, {}, [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/.claude");
+        write_file(ws + "/.claude/shared.md", "old\n");
+    });
+    // Opening an existing file for writing takes no directory lock, so both opens reach the
+    // guard at once with the same question.
+    std::vector<std::jthread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 2; ++i) {
+        threads.emplace_back([&] {
+            const int fd = ::open(m.g->ws(".claude/shared.md").c_str(), O_WRONLY);
+            if (fd >= 0) {
+                ++ok;
+                ::close(fd);
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    CHECK(ok == 2);
+    CHECK(m.questions() == 1);
+}
+
+TEST_CASE("while a question waits, other requests in the mount complete promptly",
+          "[integration][approver][concurrency]") {
+    AskingMount m(kAskPolicy, {{"APPROVER_MODE", "silent"}}, {"--ask-timeout", "8"},
+                  [](const std::string& ws) {
+                      make_claude_dir(ws);
+                      write_file(ws + "/readme.txt", "read me\n");
+                  });
+    std::atomic<int> asked{-1};
+    std::jthread asker([&] { asked = write_text(m.g->ws(".claude/waits.md"), "x"); });
+    // Wait (bounded) until the question has reached the approver.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (m.questions() == 0 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    REQUIRE(m.questions() == 1);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 50; ++i) {
+        CHECK(write_text(m.g->ws("file" + std::to_string(i) + ".txt"), "data") == 0);
+        CHECK(read_file(m.g->ws("readme.txt")) == "read me\n");
+    }
+    const auto took = std::chrono::steady_clock::now() - start;
+    CHECK(took < std::chrono::seconds(3)); // a generous bound; the question waits 8 s
+    asker.join();
+    CHECK(asked == EACCES);
+}
+
+TEST_CASE("ten concurrent questions are all answered, with no deadlock",
+          "[integration][approver][concurrency]") {
+    AskingMount m(kAskPolicy, {{"APPROVER_DELAY", "0.2"}}, {"--ask-timeout", "30"},
+                  make_claude_dir);
+    std::vector<std::jthread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 10; ++i) {
+        threads.emplace_back([&, i] {
+            // distinct directories: creates in one directory would be serialised by the kernel
+            const std::string dir = m.g->ws(".claude/d" + std::to_string(i));
+            if (::mkdir(dir.c_str(), 0755) == 0) {
+                ++ok;
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    CHECK(ok == 10);
+    CHECK(m.questions() == 10);
+}
+
+TEST_CASE("the audit log holds one parseable line per decision with the design's fields",
+          "[integration][audit]") {
+    const std::string root =
+        std::filesystem::temp_directory_path() / ("guardfs-audit-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(root);
+    const std::string log = root + "/audit.jsonl";
+    std::filesystem::remove(log);
+    {
+        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "allow"}}, {"--audit-log", log},
+                      [](const std::string& ws) {
+                          make_claude_dir(ws);
+                          write_file(ws + "/.env", "S=1\n");
+                      });
+        CHECK(write_text(m.g->ws(".env"), "x") == EACCES);    // deny
+        CHECK(write_text(m.g->ws(".claude/a.md"), "x") == 0); // ask, allowed
+        CHECK(write_text(m.g->ws("plain.txt"), "x") == 0);    // allow: not logged
+        const std::string odd = m.g->ws(std::string(".env\n\"\x01\xff"));
+        CHECK(write_text(odd, "x") == 0);               // not guarded: not logged
+        CHECK(::unlink(m.g->ws(".env").c_str()) == -1); // deny
+        CHECK(m.g->unmount() == 0);
+    }
+    std::ifstream in(log);
+    std::vector<nlohmann::json> decisions;
+    for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        REQUIRE(j.is_object());
+        if (!j.contains("event")) {
+            decisions.push_back(j);
+        }
+    }
+    REQUIRE(decisions.size() == 3);
+    for (const auto& j : decisions) {
+        for (const char* key : {"time", "op", "paths", "verdict", "rule", "tier", "view",
+                                "exemption", "process", "answer", "latency_us"}) {
+            CAPTURE(key, j.dump());
+            CHECK(j.contains(key));
+        }
+        CHECK(j["process"].contains("pid"));
+        CHECK(j["process"].contains("command"));
+    }
+    CHECK(decisions[0]["verdict"] == "deny");
+    CHECK(decisions[0]["rule"] == ".env");
+    CHECK(decisions[1]["verdict"] == "allow");
+    CHECK(decisions[1]["judged"] == "ask");
+    CHECK(decisions[1]["answer"]["source"] == "approver");
+    CHECK(decisions[2]["op"] == "unlink");
+    std::filesystem::remove_all(root);
+}
+
+TEST_CASE("a name with newlines, quotes and invalid UTF-8 keeps the audit log one JSON object "
+          "per line",
+          "[integration][audit][hostile]") {
+    const std::string root =
+        std::filesystem::temp_directory_path() / ("guardfs-audit2-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(root);
+    const std::string log = root + "/audit.jsonl";
+    std::filesystem::remove(log);
+    const std::string name = std::string("x\n\"}{\x01\xff\xfe.env");
+    {
+        MountSpec spec;
+        spec.policy_yaml = "deny: [\"*.env\"]\n";
+        spec.extra_args = {"--audit-log", log};
+        MountedGuard g(spec);
+        CHECK(write_text(g.ws(name), "x") == EACCES);
+    }
+    std::ifstream in(log);
+    bool found = false;
+    for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        REQUIRE(j.is_object());
+        if (j.contains("paths_hex")) {
+            found = true;
+            CHECK(j["paths_hex"][0].get<std::string>().size() % 2 == 0);
+        }
+    }
+    CHECK(found);
+    std::filesystem::remove_all(root);
+}
+
+TEST_CASE("reload takes a valid policy and keeps the old one when the new one is broken",
+          "[integration][reload]") {
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"first\"]\n";
+    MountedGuard g(spec);
+    const std::string policy = g.root() + "/policy.yaml";
+    CHECK(write_text(g.ws("second"), "x") == 0);
+    write_file(policy, "deny: [\"first\", \"second2\"]\n");
+    auto r = run({GUARDFS_BIN, "reload", g.ws()});
+    CHECK(r.exit_code == 0);
+    CHECK(write_text(g.ws("second2"), "x") == EACCES);
+    write_file(policy, "deny: [\"first\", \"\"]\nbogus: [\n");
+    r = run({GUARDFS_BIN, "reload", g.ws()});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(policy) != std::string::npos);
+    CHECK(write_text(g.ws("second2"), "x") == EACCES); // the old policy stays
+    CHECK(write_text(g.ws("first"), "x") == EACCES);
+    CHECK(g.daemon_log().find("reload failed") != std::string::npos);
+    // SIGHUP itself, as the design says
+    write_file(policy, "deny: [\"third\"]\n");
+    ::kill(g.daemon_pid(), SIGHUP);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (write_text(g.ws("third"), "x") == 0 && std::chrono::steady_clock::now() < until) {
+        ::unlink(g.ws("third").c_str());
+    }
+    CHECK(write_text(g.ws("third"), "x") == EACCES);
+    CHECK(write_text(g.ws("second2"), "y") == 0);
+}
+
+TEST_CASE("guardfs's own policy and audit log are refused to writers under the mount, by name "
+          "and by identity",
+          "[integration][self-protection]") {
+    MountSpec spec;
+    spec.use_policy_file = false;
+    spec.setup = [](const std::string& ws) {
+        write_file(ws + "/guard/policy.yaml", "deny: [\".env\"]\n");
+    };
+    spec.extra_args = {"--policy", "{ws}/guard/policy.yaml", "--audit-log", "{ws}/guard/audit.log"};
+    MountedGuard g(spec);
+    const FileState policy_before = file_state(g.ws("guard/policy.yaml"));
+    RunOptions o;
+    o.cwd = g.ws();
+    for (const char* attack :
+         {"echo 'deny: []' > guard/policy.yaml", "echo x >> guard/audit.log", "rm guard/audit.log",
+          "mv guard/policy.yaml guard/old.yaml", "mv guard guard2", "ln guard/policy.yaml copy",
+          "truncate -s 0 guard/audit.log", "chmod 777 guard/policy.yaml",
+          "cp /dev/null guard/policy.yaml"}) {
+        CAPTURE(attack);
+        CHECK(sh(attack, o).exit_code != 0);
+    }
+    // The daemon itself still writes its log (through the underlying tree, not the mount) and
+    // still reads its policy on reload.
+    CHECK(write_text(g.ws(".env"), "x") == EACCES);
+    CHECK(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    CHECK(read_file(g.ws("guard/audit.log")).find("\"rule\":\".env\"") != std::string::npos);
+    CHECK(g.unmount() == 0);
+    CHECK(file_state(g.ws("guard/policy.yaml")) == policy_before);
+    CHECK_FALSE(std::filesystem::exists(g.ws("copy")));
+}
+
+TEST_CASE("the terminal approver is answered as a person would, under tmux",
+          "[integration][approver][tmux]") {
+    const std::string sock = std::filesystem::temp_directory_path() /
+                             ("guardfs-tmux-" + std::to_string(::getpid()) + ".sock");
+    const std::string session = "guardfs-test-" + std::to_string(::getpid());
+    MountSpec spec;
+    spec.policy_yaml = kAskPolicy;
+    spec.setup = make_claude_dir;
+    spec.extra_args = {"--approver-socket", sock, "--ask-timeout", "20"};
+    MountedGuard g(spec);
+
+    struct Tmux {
+        std::string session;
+
+        ~Tmux() { run({"tmux", "kill-session", "-t", session}); }
+    } tmux{session};
+
+    REQUIRE(run({"tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
+                 std::string(GUARDFS_BIN) + " approve --socket " + sock})
+                .exit_code == 0);
+    auto screen = [&] {
+        return run({"tmux", "capture-pane", "-p", "-t", session}).out;
+    };
+    auto wait_for = [&](const std::string& text) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        while (screen().find(text) == std::string::npos &&
+               std::chrono::steady_clock::now() < until) {
+            std::this_thread::yield();
+        }
+        return screen().find(text) != std::string::npos;
+    };
+    REQUIRE(wait_for("answering questions"));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (g.daemon_log().find("terminal approver connected") == std::string::npos &&
+           std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    REQUIRE(g.daemon_log().find("terminal approver connected") != std::string::npos);
+    // allow once
+    std::atomic<int> first{-1};
+    std::jthread w1([&] { first = write_text(g.ws(".claude/one.md"), "1"); });
+    REQUIRE(wait_for(".claude/one.md"));
+    const std::string shown = screen();
+    CHECK(shown.find("create") != std::string::npos);
+    CHECK(shown.find("agent-config") != std::string::npos);
+    CHECK(shown.find("pid") != std::string::npos);
+    run({"tmux", "send-keys", "-t", session, "a"});
+    w1.join();
+    CHECK(first == 0);
+    // deny
+    std::atomic<int> second{-1};
+    std::jthread w2([&] { second = write_text(g.ws(".claude/two.md"), "2"); });
+    REQUIRE(wait_for(".claude/two.md"));
+    run({"tmux", "send-keys", "-t", session, "d"});
+    w2.join();
+    CHECK(second == EACCES);
+    CHECK(wait_for("denied"));
+    run({"tmux", "send-keys", "-t", session, "q"});
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws(".claude/one.md")) == "1");
+    CHECK_FALSE(std::filesystem::exists(g.ws(".claude/two.md")));
+}
