@@ -171,6 +171,14 @@ int cmd_check(const CheckArgs& args) {
             built.push_back(make_target(args.paths[i], Role::RenameSource, false, true, fs, cwd));
             built.push_back(
                 make_target(args.paths[i + 1], Role::RenameDestination, false, true, fs, cwd));
+            // Rows pass through a renamed name only when a directory moves; a source that does
+            // not exist is judged as one (the wide side).
+            const bool dir_moves =
+                !built[0].target.exists || built[0].target.kind == guard::Kind::Directory ||
+                (*op == Op::Exchange && built[1].target.kind == guard::Kind::Directory);
+            for (auto& b : built) {
+                b.target.through = dir_moves;
+            }
         } else if (*op == Op::Link) {
             built.push_back(make_target(args.paths[i], Role::ExistingNames, false, false, fs, cwd));
             built.push_back(make_target(args.paths[i + 1], Role::NewName, false, false, fs, cwd));

@@ -29,6 +29,7 @@ struct Inode {
     mode_t type = 0;                        // S_IFMT bits
     std::uint64_t nlookup = 0;              // protected by InodeTable::mutex_
     std::atomic<bool> write_granted{false}; // some open of it was granted a write
+    std::atomic<int> open_writers{0};       // handles open now with a write grant
 
     std::mutex m;                   // protects the members below; after InodeTable::mutex_
     std::vector<std::string> names; // underlying paths seen for a file with several links

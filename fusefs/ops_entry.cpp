@@ -6,6 +6,7 @@
 #include "dataroot/canonicalize.hpp"
 #include "fusefs/handlers.hpp"
 #include "fusefs/ops_common.hpp"
+#include "guard/git_config.hpp"
 #include "patterns/fold.hpp"
 
 #include <cerrno>
@@ -388,6 +389,63 @@ void do_rmdir(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const 
 
 // ---- rename ----------------------------------------------------------------------------------
 
+// Reads a whole small file relative to a directory ("" and false when it cannot).
+bool read_small(int dirfd, const char* name, std::string& out) {
+    base::UniqueFd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+        return false;
+    }
+    out.clear();
+    std::array<char, 65536> buf{};
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+        if (n < 0) {
+            return false;
+        }
+        if (n == 0) {
+            return true;
+        }
+        out.append(buf.data(), static_cast<size_t>(n));
+        if (out.size() > guard::kMaxGitConfigBytes) {
+            return false;
+        }
+    }
+}
+
+// git writes config through config.lock and a rename; the guard judges that rename by the new
+// content (design §4a). The content is handed over only when it is what will land: a regular
+// file with one name and no open writer (otherwise a writer could change it after the check),
+// so everything else is judged by the config row itself.
+void attach_git_config(Fs& fs, Prepared& p, Inode& from_dir, const char* name, Inode& to_dir,
+                       const char* newname) {
+    const Target& dst = p.request.targets.back();
+    if (!guard::is_git_config_path(dst.views.back().path)) {
+        return;
+    }
+
+    struct stat st {};
+
+    if (::fstatat(from_dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_nlink != 1 || static_cast<size_t>(st.st_size) > guard::kMaxGitConfigBytes) {
+        return;
+    }
+    if (const auto id = fs.inodes.find(st.st_dev, st.st_ino);
+        id && fs.inodes.get(*id).open_writers.load() > 0) {
+        return;
+    }
+    guard::GitConfigChange change;
+    if (!read_small(from_dir.fd.get(), name, change.proposed)) {
+        return;
+    }
+    std::string current;
+    if (read_small(to_dir.fd.get(), newname, current)) {
+        change.current = std::move(current);
+    } else if (errno != ENOENT) {
+        return;
+    }
+    p.request.git_config = std::move(change);
+}
+
 int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
                  fuse_ino_t newparent, const char* newname, unsigned int flags) {
     if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE | RENAME_EXCHANGE)) != 0) {
@@ -406,6 +464,17 @@ int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
             return err;
         }
         stat_entry(*dir, entry, t);
+    }
+    // Rows pass *through* a renamed name only when a directory moves (design §3): nothing lies
+    // below a file. With RENAME_EXCHANGE either end may be the directory that moves.
+    const bool dir_moves =
+        p.request.targets[0].kind == Kind::Directory ||
+        (p.request.op == Op::Exchange && p.request.targets[1].kind == Kind::Directory);
+    for (Target& t : p.request.targets) {
+        t.through = dir_moves;
+    }
+    if (p.request.op == Op::Rename) {
+        attach_git_config(fs, p, from_dir, name, to_dir, newname);
     }
     return 0;
 }

@@ -71,6 +71,7 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
     }
     if (opens_for_write(fi->flags)) {
         in.write_granted = true;
+        ++in.open_writers;
     }
     set_open_flags(fs, in, fi);
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
@@ -94,11 +95,12 @@ int build_create(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
     if (const int err = target_of_entry(fs, dir, name, t); err != 0) {
         return err;
     }
-    if (patterns::fold(name) == ".git") {
+    if (const std::string folded = patterns::fold(name);
+        folded == ".git" || folded == "commondir") {
         struct stat st {};
 
         if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            t.exists = true; // the kernel thought it absent; it is a gitdir pointer now
+            t.exists = true; // the kernel thought it absent; rows for existing files apply
         }
     }
     p.flags = fi->flags;
@@ -131,6 +133,7 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         ++in.nopen;
     }
     in.write_granted = true;
+    ++in.open_writers;
     set_open_flags(fs, in, fi);
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_create(req, &e, fi) == -ENOENT) {
@@ -180,6 +183,9 @@ void do_release_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     {
         std::lock_guard<std::mutex> lock(in.m);
         --in.nopen;
+    }
+    if (fh->write_granted()) {
+        --in.open_writers;
     }
     fh.reset();
     fuse_reply_err(req, 0);

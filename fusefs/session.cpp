@@ -5,6 +5,7 @@
 #include "fusefs/fs.hpp"
 #include "fusefs/ops_table.hpp"
 #include "guard/arbiter.hpp"
+#include "guard/git_config.hpp"
 #include "guard/judge.hpp"
 #include "patterns/policy.hpp"
 
@@ -326,7 +327,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
     }
 
     Fs fs(std::move(cfg), std::move(ws), st);
-    guard::Judge judge(std::move(policy), fs.underlying);
+    guard::Judge judge(std::move(policy), fs.underlying, &guard::judge_git_config_change);
     guard::ArbiterConfig acfg;
     acfg.timeout = setup.ask_timeout;
     acfg.allow_file = setup.allow_file;

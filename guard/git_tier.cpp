@@ -146,14 +146,17 @@ bool through_at(Segs tail) noexcept {
         return true;
     }
     if (first == "modules") {
+        // modules/ itself and a module's git directory (modules/<name>) are on the way to its
+        // surfaces. Past the name, only the entries git keeps there lead on (a segment that is
+        // none of them is taken as a file of the module, such as git init's "testing" probe).
+        if (tail.size() <= 2) {
+            return true;
+        }
         std::size_t k = 1;
         while (k < tail.size() && !one_of(tail[k], kGitDirEntries)) {
             ++k;
         }
-        if (k == tail.size()) {
-            return true; // a module directory, or a directory on the way to one
-        }
-        return k > 1 && through_at(tail.subspan(k));
+        return k > 1 && k < tail.size() && through_at(tail.subspan(k));
     }
     if (first == "worktrees") {
         return tail.size() <= 2 || through_at(tail.subspan(2));
@@ -194,6 +197,19 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
         }
         const GitMatch m = surface_at(tail);
         if (m.matched()) {
+            // A mode or time change leaves what git reads from config, attributes and commondir
+            // as it was (git init itself probes core.filemode with a chmod of config); on a hook
+            // the executable bit is what turns it on, so there it stays refused.
+            const bool metadata_only = op == Op::Chmod || op == Op::Utimes;
+            if (metadata_only && m.surface != GitSurface::Hook) {
+                continue;
+            }
+            // `git worktree add` writes a new worktree's commondir with a plain create, as it
+            // writes the new worktree's `.git` pointer: a new one may be created, an existing
+            // one is never rewritten (docs/git-tier.md says what this leaves open).
+            if (m.surface == GitSurface::Commondir && op == Op::Create && !t.exists) {
+                continue;
+            }
             return m;
         }
         if (t.through && through_at(tail)) {

@@ -113,9 +113,9 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
             if (!g.matched()) {
                 continue;
             }
-            if (g.surface == GitSurface::Config && ctx.request.git_config &&
-                ctx.request.op == Op::Rename && t.role == Role::RenameDestination &&
-                ctx.git_config_judge != nullptr) {
+            if ((g.surface == GitSurface::Config || g.surface == GitSurface::ConfigWorktree) &&
+                ctx.request.git_config && ctx.request.op == Op::Rename &&
+                t.role == Role::RenameDestination && ctx.git_config_judge != nullptr) {
                 // config.lock renamed onto config: judged by content (design §4a).
                 const auto key = ctx.git_config_judge(*ctx.request.git_config);
                 if (key && key->empty()) {

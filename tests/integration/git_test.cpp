@@ -1,0 +1,199 @@
+// Everyday git keeps working and every place git runs code from stays guarded (issue #5, design
+// §4a), under the built-in recommended policy with no approver. Each attack plants a program
+// that would create a marker file; after the attack git is run again and the marker must not
+// exist.
+#include "support/mount_fixture.hpp"
+#include "support/process.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+using namespace guardfs::test;
+
+namespace {
+
+// git with no system or user config of its own, a fixed identity, and local submodules allowed.
+RunOptions git_env(const std::string& cwd, const std::string& home) {
+    RunOptions o;
+    o.cwd = cwd;
+    o.env = {{"HOME", home},
+             {"GIT_CONFIG_NOSYSTEM", "1"},
+             {"GIT_AUTHOR_NAME", "t"},
+             {"GIT_AUTHOR_EMAIL", "t@example.com"},
+             {"GIT_COMMITTER_NAME", "t"},
+             {"GIT_COMMITTER_EMAIL", "t@example.com"},
+             {"GIT_CONFIG_COUNT", "1"},
+             {"GIT_CONFIG_KEY_0", "protocol.file.allow"},
+             {"GIT_CONFIG_VALUE_0", "always"}};
+    return o;
+}
+
+ProcessResult git(const std::string& script, const std::string& cwd, const std::string& home) {
+    return sh(script, git_env(cwd, home));
+}
+
+// A repository with a submodule, made outside the mount, to clone from.
+void make_source(const std::string& root) {
+    const std::string home = root + "/home";
+    std::filesystem::create_directories(home);
+    REQUIRE(git("git init -q sub && cd sub && echo s > s && git add s && git commit -qm s && "
+                "cd .. && git init -q src && cd src && echo a > a && git add a && "
+                "git commit -qm a && git submodule add -q ../sub sub && git commit -qm sub",
+                root, home)
+                .exit_code == 0);
+}
+
+MountSpec builtin_policy() {
+    MountSpec spec;
+    spec.use_policy_file = false; // the built-in recommended policy
+    return spec;
+}
+
+std::string marker_script(const std::string& marker) {
+    return "#!/bin/sh\ntouch " + marker + "\n";
+}
+
+} // namespace
+
+TEST_CASE("everyday git works under the recommended policy, at the root and nested",
+          "[integration][git]") {
+    MountedGuard g(builtin_policy());
+    const std::string home = g.root() + "/home";
+    std::filesystem::create_directories(home);
+    make_source(g.root());
+    for (const std::string& dir : {std::string(""), std::string("nested/deeper")}) {
+        CAPTURE(dir);
+        const std::string where = dir.empty() ? g.ws() : g.ws(dir);
+        std::filesystem::create_directories(where);
+        const auto r =
+            git("set -e\n"
+                "git init -q repo && cd repo\n"
+                "git config user.email someone@example.com\n"
+                "echo one > f && git add f && git commit -qm one\n"
+                "git branch topic && git checkout -q topic\n"
+                "echo two >> f && git commit -qam two\n"
+                "git checkout -q - && echo three > g && git add g && git commit -qm three\n"
+                "git merge -q --no-edit topic\n"
+                "git checkout -q topic && git rebase -q - 2>/dev/null || git rebase -q master "
+                "|| git rebase -q main\n"
+                "echo wip >> f && git stash -q && git stash pop -q && git checkout -q -- f\n"
+                "git tag v1\n"
+                "git remote add origin " +
+                    g.root() +
+                    "/src\n"
+                    "git worktree add -q ../wt-" +
+                    std::to_string(dir.size()) +
+                    "\n"
+                    "git gc -q\n"
+                    "git status --porcelain\n"
+                    "cd .. && git clone -q --recurse-submodules " +
+                    g.root() +
+                    "/src clone\n"
+                    "cd clone && git submodule status && echo x > x && git add x && "
+                    "git commit -qm x && git log --oneline | wc -l\n",
+                where, home);
+        CAPTURE(r.out, r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(std::filesystem::exists(where + "/clone/sub/s"));
+        CHECK(std::filesystem::exists(where + "/clone/.git/modules/sub/config"));
+    }
+}
+
+TEST_CASE("every place git runs code from stays guarded, and git behaves as before",
+          "[integration][git][attack]") {
+    MountedGuard g(builtin_policy());
+    const std::string home = g.root() + "/home";
+    std::filesystem::create_directories(home);
+    make_source(g.root());
+    const std::string marker = g.root() + "/planted-program-ran";
+    write_file(g.root() + "/evil.sh", marker_script(marker), 0755);
+    const std::string evil = g.root() + "/evil.sh";
+    REQUIRE(git("git init -q r && cd r && echo a > a && git add a && git commit -qm a && "
+                "git worktree add -q ../wt && mkdir -p nested && cd nested && git init -q inner "
+                "&& cd " +
+                    g.ws() + " && git clone -q --recurse-submodules " + g.root() + "/src cl",
+                g.ws(), home)
+                .exit_code == 0);
+    const FileState config_before = file_state(g.ws("r/.git/config"));
+    const FileState pointer_before = file_state(g.ws("wt/.git"));
+
+    const char* const attacks[] = {
+        "printf '#!/bin/sh\\ntouch MARKER\\n' > .git/hooks/pre-commit && chmod +x "
+        ".git/hooks/pre-commit",
+        "cp .git/hooks/pre-commit.sample .git/hooks/x && printf '#!/bin/sh\\ntouch MARKER\\n' > "
+        ".git/hooks/x; mv .git/hooks/pre-commit.sample .git/hooks/pre-commit",
+        "git config core.hooksPath EVILDIR",
+        "git config core.fsmonitor EVIL",
+        "git config alias.st '!EVIL'",
+        "git config include.path ../evil.cfg",
+        "printf '[filter \"x\"]\\n\\tclean = EVIL\\n[core]\\n\\teditor = EVIL\\n' >> .git/config",
+        "echo '* filter=x diff=x' > .git/info/attributes",
+        "echo 'gitdir: EVILDIR' > ../wt/.git",
+        "printf '#!/bin/sh\\ntouch MARKER\\n' > nested/inner/.git/hooks/post-checkout",
+        "printf '#!/bin/sh\\ntouch MARKER\\n' > ../cl/.git/modules/sub/hooks/pre-commit",
+        "mv .git .git-away",
+        // -T: rename onto the name itself (plain mv would move into the existing directory)
+        "mkdir -p ../prep && printf '#!/bin/sh\\ntouch MARKER\\n' > ../prep/pre-commit && "
+        "chmod +x ../prep/pre-commit && mv ../prep .git/hooks2 && mv -T .git/hooks .git/hooks-old; "
+        "mv -T .git/hooks2 .git/hooks",
+        "ln -s EVILDIR .git/hooks-link; mv -T .git/hooks-link .git/hooks",
+        "mkdir ../gitx && mv -T ../gitx .git",
+    };
+    std::filesystem::create_directories(g.root() + "/evildir");
+    write_file(g.root() + "/evildir/pre-commit", marker_script(marker), 0755);
+    for (std::string attack : attacks) {
+        for (const auto& [token, value] : {std::pair<std::string, std::string>{"MARKER", marker},
+                                           {"EVILDIR", g.root() + "/evildir"},
+                                           {"EVIL", evil}}) {
+            for (auto at = attack.find(token); at != std::string::npos; at = attack.find(token)) {
+                attack.replace(at, token.size(), value);
+            }
+        }
+        CAPTURE(attack);
+        const auto r = git(attack, g.ws("r"), home);
+        CHECK(r.exit_code != 0);
+    }
+    // git still works, and none of the planted programs runs
+    const auto after =
+        git("set -e\necho b > b && git add b && git commit -qm b && git status "
+            "--porcelain && (git st 2>/dev/null || true) && cd ../wt && git status --porcelain "
+            "&& cd ../r/nested/inner && git checkout -q -b x && cd ../../../cl && "
+            "cd sub && echo y > y && git add y && git commit -qm y",
+            g.ws("r"), home);
+    CAPTURE(after.out, after.err);
+    CHECK(after.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(marker));
+    CHECK(g.unmount() == 0);
+    const FileState config_after = file_state(g.ws("r/.git/config"));
+    CHECK(config_after.bytes.find("hooksPath") == std::string::npos);
+    CHECK(config_after.bytes.find("fsmonitor") == std::string::npos);
+    CHECK(config_after.bytes.find("filter") == std::string::npos);
+    CHECK(config_after.bytes.find("include") == std::string::npos);
+    const FileState pointer_after = file_state(g.ws("wt/.git"));
+    CHECK(pointer_after.bytes == pointer_before.bytes);
+    CHECK(pointer_after.mode == pointer_before.mode);
+    CHECK_FALSE(std::filesystem::exists(g.ws("r/.git/hooks/pre-commit")));
+    CHECK_FALSE(std::filesystem::exists(g.ws("r/.git/info/attributes")));
+    CHECK_FALSE(std::filesystem::exists(g.ws("r/nested/inner/.git/hooks/post-checkout")));
+    CHECK_FALSE(std::filesystem::exists(g.ws("cl/.git/modules/sub/hooks/pre-commit")));
+    CHECK(std::filesystem::is_directory(g.ws("r/.git/hooks")));
+    (void)config_before;
+}
+
+TEST_CASE("a trusted hook is let in by a policy allow row where its row is ask",
+          "[integration][git]") {
+    // The git tier's hook rows are deny: nothing lifts them (design §2). A trusted hook is kept
+    // where an ask row guards it (.githooks, with core.hooksPath pointing there, set before the
+    // mount or through an approver), and let in by an allow row for exactly that file.
+    MountSpec spec;
+    spec.policy_yaml = "recommended: true\nallow: [\".githooks/pre-commit\"]\n";
+    spec.setup = [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/.githooks");
+    };
+    MountedGuard g(spec);
+    CHECK(sh("printf '#!/bin/sh\\n' > " + g.ws(".githooks/pre-commit")).exit_code == 0);
+    CHECK(sh("printf '#!/bin/sh\\n' > " + g.ws(".githooks/pre-push")).exit_code != 0);
+    CHECK(sh("printf '#!/bin/sh\\n' > " + g.ws(".GITHOOKS/pre-commit")).exit_code != 0);
+}
