@@ -13,7 +13,7 @@
 
 namespace guardfs::app {
 
-int cmd_mount(const MountArgs& args) {
+int prepare_guard(const MountArgs& args, fusefs::GuardSetup& setup) {
     // Everything is read through the plain filesystem: nothing is mounted yet.
     auto source = load_policy_source(args.choice, true);
     if (!source) {
@@ -21,7 +21,6 @@ int cmd_mount(const MountArgs& args) {
         return kExitUsage;
     }
     patterns::Policy& policy = source->policy;
-    fusefs::GuardSetup setup;
     setup.policy_path = args.choice.policy_path.empty() ? std::string() : policy.source;
     guard::PlainHostFiles files;
 
@@ -89,7 +88,14 @@ int cmd_mount(const MountArgs& args) {
         timeout = *policy.approver.timeout_seconds;
     }
     setup.ask_timeout = std::chrono::milliseconds(static_cast<long>(std::llround(timeout * 1000)));
+    return kExitOk;
+}
 
+int cmd_mount(const MountArgs& args) {
+    fusefs::GuardSetup setup;
+    if (const int rc = prepare_guard(args, setup); rc != kExitOk) {
+        return rc;
+    }
     fusefs::MountOptions options;
     options.workspace = args.workspace;
     options.mountpoint = args.mountpoint;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "app/policy_loading.hpp"
+#include "fusefs/session.hpp"
 
 #include <string>
 #include <vector>
@@ -27,6 +28,20 @@ struct MountArgs {
     std::string workspace;
     std::string mountpoint; // defaults to the workspace
 };
+
+// Loads everything a mount needs (policy, allow file, audit log, approver choice) into setup.
+// Returns kExitOk, or the exit code to stop with (the problem printed on stderr).
+int prepare_guard(const MountArgs& args, fusefs::GuardSetup& setup);
+
+struct RunArgs {
+    MountArgs mount;                  // the mount options and WORKSPACE
+    std::vector<std::string> command; // COMMAND [ARGS...]
+    bool allow_unguarded = false;     // run COMMAND even where namespaces are refused
+};
+
+// guardfs run: COMMAND in namespaces of its own where the guard is mounted over WORKSPACE and
+// cannot be removed or gone around. Returns COMMAND's exit code (128+N when killed by signal N).
+int cmd_run(const RunArgs& args);
 
 // guardfs mount: serve the guard over WORKSPACE (at MOUNTPOINT) until unmounted or signalled.
 // 0 after a clean unmount, 1 on a runtime failure, 2 for a usage or policy error.

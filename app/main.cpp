@@ -54,6 +54,31 @@ int main(int argc, char** argv) {
     mount_cmd->add_option("workspace", mount.workspace, "the directory to guard")->required();
     mount_cmd->add_option("mountpoint", mount.mountpoint, "where to mount (default: WORKSPACE)");
 
+    RunArgs run;
+    auto* run_cmd = app.add_subcommand(
+        "run", "run COMMAND in namespaces of its own, with the guard mounted over WORKSPACE");
+    run_cmd->add_option("--policy", run.mount.choice.policy_path,
+                        "policy file (default: the built-in recommended policy)");
+    run_cmd
+        ->add_option("--data-root", run.mount.choice.data_roots,
+                     "the agent's data directory (repeatable)")
+        ->allow_extra_args(false);
+    auto* run_approver = run_cmd->add_option("--approver", run.mount.approver,
+                                             "a long-lived program that answers ask verdicts");
+    run_cmd
+        ->add_option("--approver-socket", run.mount.approver_socket,
+                     "a Unix socket that `guardfs approve` connects to")
+        ->excludes(run_approver);
+    run_cmd->add_option("--ask-timeout", run.mount.ask_timeout, "seconds to wait for an answer")
+        ->check(CLI::Range(0.001, 86400.0));
+    run_cmd->add_option("--audit-log", run.mount.audit_log, "append a JSON line per decision");
+    run_cmd->add_option("-o", run.mount.fuse_options, "FUSE mount options")
+        ->allow_extra_args(false);
+    run_cmd->add_flag("--allow-unguarded", run.allow_unguarded,
+                      "run COMMAND without the guard where the kernel refuses namespaces");
+    run_cmd->add_option("workspace", run.mount.workspace, "the directory to guard")->required();
+    run_cmd->add_option("command", run.command, "COMMAND [ARGS...] (after --)")->required();
+
     std::string approve_socket;
     auto* approve_cmd = app.add_subcommand("approve", "answer the guard's questions at a "
                                                       "terminal");
@@ -86,6 +111,10 @@ int main(int argc, char** argv) {
     if (mount_cmd->parsed()) {
         mount.ask_timeout_given = mount_cmd->count("--ask-timeout") > 0;
         return cmd_mount(mount);
+    }
+    if (run_cmd->parsed()) {
+        run.mount.ask_timeout_given = run_cmd->count("--ask-timeout") > 0;
+        return cmd_run(run);
     }
     if (approve_cmd->parsed()) {
         return cmd_approve(approve_socket);

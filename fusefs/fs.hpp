@@ -121,6 +121,7 @@ struct Fs {
     guard::Arbiter* arbiter = nullptr; // set before the session starts; never null after
     ControlState control;
     SelfFiles self_files;
+    std::atomic<bool> read_face{false}; // the policy hides paths (design §8)
 };
 
 // The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every

@@ -57,6 +57,21 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
     return 0;
 }
 
+bool hidden(Fs& fs, fuse_req_t req, const std::string& parent_path, std::string_view name,
+            guard::Op op, bool audit) {
+    guard::Request r;
+    r.op = op;
+    r.targets.emplace_back();
+    std::string path = parent_path;
+    if (path != "/") {
+        path += '/';
+    }
+    path.append(name);
+    add_views(fs, path, r.targets.back());
+    const guard::Decision d = audit ? check(fs, req, r) : fs.arbiter->judge().decide(r);
+    return !d.allowed();
+}
+
 int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
     p.request.targets.emplace_back();
     const int err = target_of_inode(fs, inode, p.request.targets.back());

@@ -75,6 +75,12 @@ struct ProcPath {
 // not judged: p.judge becomes false. Returns 0 or an errno (then the operation is refused).
 int add_inode_target(Fs& fs, Inode& inode, Prepared& p);
 
+// The read face (design §8): is `name` in `parent` (whose underlying path is parent_path) hidden?
+// Decided from the path alone, before the disk is touched. `audit` records a refusal (a lookup
+// that was refused); listing leaves entries out silently.
+bool hidden(Fs& fs, fuse_req_t req, const std::string& parent_path, std::string_view name,
+            guard::Op op, bool audit);
+
 // Looks `name` up in `parent`: opens it O_PATH, stats it, enters it in the inode table (lookup
 // count + 1) and fills `e`. Returns 0 or an errno.
 int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e);

@@ -59,12 +59,23 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_i
         d.offset = offset;
     }
     Inode& dir = fs.inodes.get(ino);
+    std::string dir_path;
+    const bool filter = fs.read_face.load(std::memory_order_relaxed);
+    if (filter && underlying_path(fs, dir, dir_path) != 0) {
+        fuse_reply_err(req, EACCES); // cannot place the directory: list nothing
+        return;
+    }
     for (;;) {
         errno = 0;
         dirent* entry = ::readdir(d.dp);
         if (entry == nullptr) {
             err = errno;
             break;
+        }
+        if (filter && !is_dot_or_dotdot(entry->d_name) &&
+            hidden(fs, req, dir_path, entry->d_name, guard::Op::ReadDir, false)) {
+            d.offset = entry->d_off; // left out as if absent (design §8)
+            continue;
         }
         fuse_entry_param e{};
         size_t entsize = 0;

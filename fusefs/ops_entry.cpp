@@ -61,6 +61,18 @@ void reply_entry_or_err(fuse_req_t req, int err, const fuse_entry_param& e) {
 
 void do_lookup_op(fuse_req_t req, fuse_ino_t parent, const char* name) {
     Fs& fs = fs_of(req);
+    if (fs.read_face.load(std::memory_order_relaxed)) {
+        // Hidden names answer EACCES whether or not they exist: decided from the path alone.
+        std::string dir;
+        if (const int err = underlying_path(fs, inode_of(fs, parent), dir); err != 0) {
+            fuse_reply_err(req, EACCES);
+            return;
+        }
+        if (hidden(fs, req, dir, name, Op::Lookup, true)) {
+            fuse_reply_err(req, EACCES);
+            return;
+        }
+    }
     fuse_entry_param e{};
     const int err = do_lookup(fs, inode_of(fs, parent), name, e);
     if (err == ENOENT) {

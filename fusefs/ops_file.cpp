@@ -50,8 +50,13 @@ void set_open_flags(Fs& fs, const Inode& in, fuse_file_info* fi) noexcept {
 int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_file_info* fi) {
     p.flags = fi->flags;
     if (!opens_for_write(fi->flags)) {
-        p.judge = false;
-        return 0;
+        if (!fs.read_face.load(std::memory_order_relaxed)) {
+            p.judge = false;
+            return 0;
+        }
+        // An inode the kernel already knew (before a reload hid it, or by another name).
+        p.request.op = Op::OpenRead;
+        return add_inode_target(fs, fs.inodes.get(ino), p);
     }
     p.request.op = (fi->flags & O_TRUNC) != 0 ? Op::Truncate : Op::OpenWrite;
     return add_inode_target(fs, fs.inodes.get(ino), p);

@@ -216,6 +216,7 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
         } else {
             arbiter.judge().set_policy(compiled.value());
             fs.self_files.set(compiled.value()->self_ids);
+            fs.read_face = compiled.value()->read.has_guard_rules();
             if (arbiter.audit() != nullptr) {
                 arbiter.audit()->set_all(compiled.value()->policy.audit.all);
                 arbiter.audit()->note("reload", "policy reloaded from " + policy.source);
@@ -234,6 +235,11 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
 }
 
 } // namespace
+
+void stop_session(fuse_session* se, const std::string& mountpoint) {
+    fuse_session_exit(se);
+    ::umount2(mountpoint.c_str(), MNT_DETACH); // wakes the workers: their reads end
+}
 
 int serve(const MountOptions& options, GuardSetup setup) {
     std::shared_ptr<const guard::CompiledPolicy> policy = setup.policy;
@@ -349,6 +355,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
     arbiter.set_answers(&answers, &host_files);
     fs.arbiter = &arbiter;
     fs.self_files.set(judge.policy()->self_ids);
+    fs.read_face = judge.policy()->read.has_guard_rules();
     set_status(fs, "ok");
 
     raise_fd_limit();
@@ -367,22 +374,33 @@ int serve(const MountOptions& options, GuardSetup setup) {
         return 1;
     }
     int rc = 1;
-    if (fuse_set_signal_handlers(se) != 0) {
+    if (!options.own_signals && fuse_set_signal_handlers(se) != 0) {
         fuse_session_destroy(se);
         return 1;
     }
     if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
         std::fprintf(stderr, "guardfs: cannot mount on %s\n", mountpoint.c_str());
-        fuse_remove_signal_handlers(se);
+        if (!options.own_signals) {
+            fuse_remove_signal_handlers(se);
+        }
         fuse_session_destroy(se);
         return 1;
     }
     // Not dumpable: a process of the same user can neither ptrace the daemon nor reach the
     // underlying tree through /proc/<pid>/fd, cwd or root (design §9).
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    std::fprintf(stderr, "guardfs: guarding %s (policy: %s)\n", mountpoint.c_str(),
-                 judge.policy()->policy.source.c_str());
-    std::fflush(stderr);
+    if (!options.quiet) {
+        std::fprintf(stderr, "guardfs: guarding %s (policy: %s)\n", mountpoint.c_str(),
+                     judge.policy()->policy.source.c_str());
+        std::fflush(stderr);
+    }
+    if (options.after_mount) {
+        if (const int stop = options.after_mount(se, mountpoint); stop != 0) {
+            fuse_session_unmount(se);
+            fuse_session_destroy(se);
+            return stop;
+        }
+    }
     if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
         // Threads start only now: a fork (daemonizing) keeps none.
         audit.note("mount", "guarding " + mountpoint);
@@ -404,7 +422,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
             }
         };
         std::thread reloader;
-        if (::pipe2(g_reload_pipe, O_CLOEXEC) == 0) {
+        if (!options.own_signals && ::pipe2(g_reload_pipe, O_CLOEXEC) == 0) {
             struct sigaction sa {};
 
             sa.sa_handler = on_sighup;
@@ -423,8 +441,8 @@ int serve(const MountOptions& options, GuardSetup setup) {
         fuse_loop_cfg_set_clone_fd(loop, 0);
         rc = fuse_session_loop_mt(se, loop) == 0 ? 0 : 1;
         fuse_loop_cfg_destroy(loop);
-        ::signal(SIGHUP, SIG_IGN);
         if (reloader.joinable()) {
+            ::signal(SIGHUP, SIG_IGN);
             const char q = 'q';
             (void)!::write(g_reload_pipe[1], &q, 1);
             reloader.join();
@@ -435,7 +453,9 @@ int serve(const MountOptions& options, GuardSetup setup) {
         audit.note("unmount", "stopped guarding " + mountpoint);
     }
     fuse_session_unmount(se);
-    fuse_remove_signal_handlers(se);
+    if (!options.own_signals) {
+        fuse_remove_signal_handlers(se);
+    }
     fuse_session_destroy(se);
     return rc;
 }

@@ -6,9 +6,12 @@
 #include "patterns/answers_yaml.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+struct fuse_session;
 
 namespace guardfs::fusefs {
 
@@ -20,6 +23,11 @@ struct MountOptions {
     unsigned max_threads = 64;
     double timeout_seconds = 86400.0;
     bool writeback = true;
+    // guardfs run: called once mounted and made non-dumpable, while the process is still
+    // single-threaded (it forks the command). Returns 0, or an exit code to stop with.
+    std::function<int(fuse_session* se, const std::string& mountpoint)> after_mount;
+    bool quiet = false;       // no "guarding" line on stderr
+    bool own_signals = false; // leave signals to the caller (run forwards them)
 };
 
 // Everything the guard needs beyond the compiled policy, resolved by the command line.
@@ -42,8 +50,13 @@ enum class MountState { NotMounted, Guardfs, GuardfsStale, OtherFuseStale, Other
 
 MountState mount_state(const std::string& path);
 
+// Ends a session from another thread (guardfs run, when the command has ended): the loop
+// returns once the mount is detached.
+void stop_session(fuse_session* se, const std::string& mountpoint);
+
 // Mounts the guard and serves requests until unmounted or signalled. Prints problems to stderr.
-// Returns the process exit code: 0 after a clean unmount, 1 on a runtime failure.
+// Returns the process exit code: 0 after a clean unmount, 1 on a runtime failure (or what
+// after_mount returned when it stopped the mount).
 int serve(const MountOptions& options, GuardSetup setup);
 
 } // namespace guardfs::fusefs

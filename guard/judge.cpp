@@ -234,6 +234,30 @@ Decision judge_read(const CompiledPolicy& p, const Request& request) {
     return best;
 }
 
+std::optional<Decision> hidden_by_rename(const CompiledPolicy& p, const Target& t) {
+    Readings& r = scratch_readings();
+    for (const PathView& pv : t.views) {
+        r.build(pv.path, 0);
+        auto m = p.read.match_guard(r);
+        if (!m.matched() && t.through) {
+            m = p.read.match_guard_partial(r);
+        }
+        if (!m.matched()) {
+            continue;
+        }
+        Decision d;
+        d.verdict = Verdict::Deny;
+        d.tier = Tier::ReadFace;
+        d.rule = p.read.rule(m.best.rule).pattern;
+        d.view = pv.view;
+        d.path = pv.path;
+        d.reading = m.reading;
+        d.reason = "a rename may not move a path the read face hides out of its hiding place";
+        return d;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 Judge::Judge(std::shared_ptr<const CompiledPolicy> policy, dataroot::FsOps& fs,
@@ -300,6 +324,14 @@ Decision Judge::decide_unsafe(const Request& request) const {
             return d;
         }
         Decision target_best;
+        if ((t.role == Role::RenameSource || t.role == Role::RenameDestination) &&
+            policy->read.has_guard_rules()) {
+            // The read face (design §8): a rename may not carry a hidden path out of the run
+            // that hides it (moving it, or a directory its hiding run passes through).
+            if (auto hidden = hidden_by_rename(*policy, t)) {
+                return *hidden;
+            }
+        }
         for (const PathView& pv : t.views) {
             Decision d = judge_path(ctx, t, pv);
             if (stronger(d, target_best) ||

@@ -1,0 +1,238 @@
+// guardfs run (issue #7, design §9): COMMAND runs in namespaces of its own with the guard over
+// WORKSPACE; every escape hatch a same-user (or root) process could try fails, the guarded file
+// is unchanged, output and exit status pass through, nothing outside sees the mount, and no
+// mount, daemon or command process is left when it ends, also after SIGKILL.
+#include "support/mount_fixture.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace guardfs::test;
+
+namespace {
+
+struct Workspace {
+    TempDir t;
+    std::string ws;
+    std::string policy;
+
+    Workspace() {
+        ws = t.mkdir("ws");
+        write_file(ws + "/.env", "SECRET=1\n");
+        write_file(ws + "/notes.txt", "notes\n");
+        policy = t.write("policy.yaml", "deny: [\".env\"]\n");
+    }
+};
+
+ProcessResult guardfs_run(const Workspace& w, const std::string& script,
+                          std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{GUARDFS_BIN, "run", "--policy", w.policy};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {w.ws, "--", "/bin/sh", "-c", script});
+    RunOptions o;
+    o.cwd = w.t.path();
+    o.timeout = std::chrono::seconds(60);
+    return run(argv, o);
+}
+
+bool no_guardfs_mount_at(const std::string& path) {
+    return !is_mount_point(path);
+}
+
+} // namespace
+
+TEST_CASE("guardfs run passes output and exit status through and guards the workspace",
+          "[integration][run]") {
+    require_fuse();
+    Workspace w;
+    const auto r = guardfs_run(w, "echo out; echo err >&2; cat ws/notes.txt; echo x > ws/.env; "
+                                  "echo written > ws/new.txt; exit 7");
+    CHECK(r.exit_code == 7);
+    CHECK(r.out == "out\nnotes\n");
+    CHECK(r.err.find("err\n") != std::string::npos);
+    CHECK(r.err.find("Permission denied") != std::string::npos);
+    CHECK(read_file(w.ws + "/.env") == "SECRET=1\n");
+    CHECK(read_file(w.ws + "/new.txt") == "written\n");
+    CHECK(no_guardfs_mount_at(w.ws));
+}
+
+TEST_CASE("every escape hatch tried from inside guardfs run fails and the guarded file is "
+          "unchanged",
+          "[integration][run][escape]") {
+    require_fuse();
+    Workspace w;
+    // A symlink made earlier, outside the workspace, pointing at the guarded file.
+    std::filesystem::create_symlink(w.ws + "/.env", w.t.path() + "/link-to-env");
+    const FileState before = file_state(w.ws + "/.env");
+    const std::string self = std::to_string(::getpid());
+    // Each line is an attempt; the script prints "ESCAPED <what>" if one succeeds.
+    const std::string script =
+        "cd " + w.t.path() +
+        "\n"
+        "try() { what=$1; shift; if \"$@\" >/dev/null 2>&1; then echo ESCAPED $what; fi; }\n"
+        "grep -q ' " +
+        w.ws +
+        " .* - fuse.guardfs ' /proc/self/mountinfo || echo NOT-GUARDED\n"
+        "try fusermount fusermount3 -u ws\n"
+        "try umount-lazy umount -l ws\n"
+        "try umount umount ws\n"
+        "try bind-parent mount --bind " +
+        w.t.path() +
+        " /mnt\n"
+        "try bind-ws mount --bind ws /mnt\n"
+        "try tmpfs-cover mount -t tmpfs none ws\n"
+        "try unshare unshare -U -m -r true\n"
+        "try nsenter nsenter -t 1 -m true\n"
+        "try proc-daemon-fd ls /proc/" +
+        self +
+        "/fd\n"
+        "for p in /proc/[0-9]*; do for f in $p/fd/* $p/cwd $p/root; do\n"
+        "  [ -e \"$f/.env\" ] && (echo x >> \"$f/.env\") 2>/dev/null && echo ESCAPED proc $f\n"
+        "done; done\n"
+        "try symlink-earlier sh -c 'echo x > link-to-env'\n"
+        "try write sh -c 'echo x > ws/.env'\n"
+        "try rename sh -c 'mv ws/.env ws/moved'\n"
+        "try chroot chroot / true\n"
+        "echo done\n";
+    const auto r = guardfs_run(w, script);
+    CAPTURE(r.out, r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("done") != std::string::npos);
+    CHECK(r.out.find("ESCAPED") == std::string::npos);
+    CHECK(r.out.find("NOT-GUARDED") == std::string::npos);
+    CHECK(file_state(w.ws + "/.env") == before);
+}
+
+TEST_CASE("a process outside sees no mount while the command runs, and nothing is left after "
+          "it ends",
+          "[integration][run]") {
+    require_fuse();
+    Workspace w;
+    const std::string started = w.t.path() + "/started";
+    const std::string stop = w.t.path() + "/stop";
+    std::vector<std::string> argv{GUARDFS_BIN,
+                                  "run",
+                                  "--policy",
+                                  w.policy,
+                                  w.ws,
+                                  "--",
+                                  "/bin/sh",
+                                  "-c",
+                                  "sleep 1000.4242 & touch " + started + "; i=0; while [ ! -e " +
+                                      stop +
+                                      " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"};
+    const pid_t pid = spawn(argv);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    REQUIRE(std::filesystem::exists(started));
+    CHECK(no_guardfs_mount_at(w.ws));       // this process is outside: it sees the plain directory
+    write_file(w.ws + "/outside.txt", "x"); // and it can write without the guard
+    write_file(stop, "");
+    int status = 0;
+    REQUIRE(wait_for_exit(pid, std::chrono::seconds(30), &status));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    // The command's background child died with its PID namespace.
+    CHECK(run({"pgrep", "-f", "sleep 1000.4242"}).exit_code == 1);
+}
+
+TEST_CASE("killing the command or guardfs run itself with SIGKILL leaves no mount and no process",
+          "[integration][run]") {
+    require_fuse();
+    SECTION("the command kills itself") {
+        Workspace w;
+        const auto r = guardfs_run(w, "sleep 1000.5151 & kill -9 $$");
+        CHECK(r.exit_code == 128 + SIGKILL);
+        CHECK(run({"pgrep", "-f", "sleep 1000.5151"}).exit_code == 1);
+    }
+    SECTION("guardfs run is killed") {
+        Workspace w;
+        const std::string started = w.t.path() + "/started";
+        const pid_t pid = spawn({GUARDFS_BIN, "run", "--policy", w.policy, w.ws, "--", "/bin/sh",
+                                 "-c", "touch " + started + "; exec sleep 1000.6161"});
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < until) {
+            std::this_thread::yield();
+        }
+        REQUIRE(std::filesystem::exists(started));
+        ::kill(pid, SIGKILL);
+        REQUIRE(wait_for_exit(pid, std::chrono::seconds(10)));
+        // Everything in the chain dies with it (bounded wait: the kernel delivers the deaths).
+        const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (run({"pgrep", "-f", "sleep 1000.6161"}).exit_code == 0 &&
+               std::chrono::steady_clock::now() < gone_by) {
+            std::this_thread::yield();
+        }
+        CHECK(run({"pgrep", "-f", "sleep 1000.6161"}).exit_code == 1);
+        CHECK(no_guardfs_mount_at(w.ws));
+        CHECK(read_file(w.ws + "/.env") == "SECRET=1\n");
+    }
+}
+
+TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed",
+          "[integration][run][user]") {
+    require_fuse();
+
+    // This machine's /dev/fuse is 0600 (stock Debian: 0666). An ordinary user needs to open it,
+    // so the test opens it up for its duration and puts the mode back after.
+    struct stat st {};
+
+    REQUIRE(::stat("/dev/fuse", &st) == 0);
+    const mode_t saved = st.st_mode & 07777;
+    REQUIRE(::chmod("/dev/fuse", 0666) == 0);
+
+    struct Restore {
+        mode_t mode;
+
+        ~Restore() { ::chmod("/dev/fuse", mode); }
+    } restore{saved};
+
+    Workspace w;
+    REQUIRE(run({"chown", "-R", "65534:65534", w.t.path()}).exit_code == 0);
+    REQUIRE(::chmod(w.t.path().c_str(), 0755) == 0);
+    const std::string script =
+        "cd " + w.t.path() +
+        " && id -u && echo x > ws/.env; echo hi > ws/mine.txt && stat -c %U ws/mine.txt; "
+        "umount -l ws 2>/dev/null && echo ESCAPED umount; fusermount3 -u ws 2>/dev/null && echo "
+        "ESCAPED fusermount; unshare -U -m -r true 2>/dev/null && echo ESCAPED unshare; exit 5";
+    RunOptions o;
+    o.cwd = w.t.path();
+    o.env = {{"HOME", w.t.path()}, {"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"}};
+    const auto r = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GUARDFS_BIN,
+                        "run", "--policy", w.policy, w.ws, "--", "/bin/sh", "-c", script},
+                       o);
+    CAPTURE(r.out, r.err);
+    CHECK(r.exit_code == 5);
+    CHECK(r.out.find("65534\n") == 0);
+    CHECK(r.out.find("nobody") != std::string::npos);
+    CHECK(r.out.find("ESCAPED") == std::string::npos);
+    CHECK(r.err.find("Permission denied") != std::string::npos);
+    CHECK(read_file(w.ws + "/.env") == "SECRET=1\n");
+    CHECK(read_file(w.ws + "/mine.txt") == "hi\n");
+}
+
+TEST_CASE("a command that cannot be started reports it with the shell's exit codes",
+          "[integration][run]") {
+    require_fuse();
+    Workspace w;
+    const auto r =
+        run({GUARDFS_BIN, "run", "--policy", w.policy, w.ws, "--", "/nonexistent/program"});
+    CHECK(r.exit_code == 127);
+    CHECK(r.err.find("/nonexistent/program") != std::string::npos);
+    CHECK(no_guardfs_mount_at(w.ws));
+    const auto usage = run({GUARDFS_BIN, "run", w.ws});
+    CHECK(usage.exit_code == 2);
+}
