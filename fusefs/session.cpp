@@ -369,6 +369,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
     const fuse_lowlevel_ops ops = make_ops();
     fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, &fs);
+    fuse_opt_free_args(&args); // libfuse may have allocated copies inside it
     if (se == nullptr) {
         std::fprintf(stderr, "guardfs: cannot start a FUSE session (bad -o option?)\n");
         return 1;
