@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,9 +114,24 @@ std::shared_ptr<const guard::CompiledPolicy> compile(const std::string& yaml, bo
     return p.value();
 }
 
-void run(benchmark::State& state, const std::shared_ptr<const guard::CompiledPolicy>& policy) {
+// One judge per policy for the whole program: Google Benchmark calls a benchmark function
+// several times, and a fresh policy each time would make the judge's per-thread policy copy
+// free the previous one inside a measured decision.
+guard::Judge& judge_for(const std::string& key,
+                        const std::function<std::shared_ptr<const guard::CompiledPolicy>()>& make) {
     static dataroot::RealFs fs;
-    guard::Judge judge(policy, fs);
+    static std::map<std::string, std::pair<std::shared_ptr<const guard::CompiledPolicy>,
+                                           std::unique_ptr<guard::Judge>>>
+        judges;
+    auto& slot = judges[key];
+    if (!slot.second) {
+        slot.first = make();
+        slot.second = std::make_unique<guard::Judge>(slot.first, fs);
+    }
+    return *slot.second;
+}
+
+void run(benchmark::State& state, guard::Judge& judge) {
     std::vector<guard::Request> requests;
     for (const char* p : kPaths) {
         guard::Request r;
@@ -124,6 +141,7 @@ void run(benchmark::State& state, const std::shared_ptr<const guard::CompiledPol
         r.targets.push_back(t);
         requests.push_back(r);
     }
+    benchmark::DoNotOptimize(judge.decide(requests[0])); // warm the per-thread state
     std::size_t i = 0;
     for (auto _ : state) {
         benchmark::DoNotOptimize(judge.decide(requests[i]));
@@ -133,15 +151,17 @@ void run(benchmark::State& state, const std::shared_ptr<const guard::CompiledPol
 }
 
 void BM_NoRules(benchmark::State& state) {
-    run(state, compile("agent_config: false\ngit: false\n", false));
+    run(state, judge_for("none", [] { return compile("agent_config: false\ngit: false\n", false); }));
 }
 
 void BM_Recommended(benchmark::State& state) {
-    run(state, compile("", true));
+    run(state, judge_for("recommended", [] { return compile("", true); }));
 }
 
 void BM_RecommendedPlus(benchmark::State& state) {
-    run(state, compile(extra_patterns(static_cast<int>(state.range(0))), false));
+    const int n = static_cast<int>(state.range(0));
+    run(state, judge_for("plus" + std::to_string(n),
+                         [n] { return compile(extra_patterns(n), false); }));
 }
 
 } // namespace

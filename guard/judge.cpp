@@ -67,14 +67,35 @@ bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
     if (p.self_paths.empty()) {
         return false;
     }
-    const std::string folded = patterns::needs_fold(path) ? patterns::fold(path) : path;
+    if (!through) {
+        // Folding keeps an ASCII path's length: only a guardfs file of the same length can
+        // be this path, in any spelling.
+        bool ascii = true;
+        for (const char c : path) {
+            ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+        }
+        bool same_length = false;
+        for (const std::string& s : p.self_paths) {
+            same_length = same_length || s.size() == path.size();
+        }
+        if (ascii && !same_length) {
+            return false;
+        }
+    }
+    thread_local std::string folded;
+    folded.clear();
+    if (patterns::needs_fold(path)) {
+        patterns::fold_into(path, folded);
+    } else {
+        folded = path;
+    }
     for (const std::string& s : p.self_paths) {
         if (s == path || s == folded) {
             return true;
         }
         if (through) {
             // Renaming (or making a symlink of) a directory above one of guardfs's own files.
-            for (const std::string* x : {&path, &folded}) {
+            for (const std::string* x : {&path, static_cast<const std::string*>(&folded)}) {
                 if (s.size() > x->size() && s.compare(0, x->size(), *x) == 0 &&
                     (*x == "/" || s[x->size()] == '/')) {
                     return true;
@@ -158,6 +179,9 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
         d.path = pv.path;
         d.reason = "guardfs's own policy, allow file or audit log";
         return d;
+    }
+    if (!p.write.has_guard_rules() && !p.policy.git) {
+        return Decision{}; // nothing could match: no readings to build
     }
     Readings& r = scratch_readings();
     r.build(pv.path, 0);
@@ -260,11 +284,35 @@ std::optional<Decision> hidden_by_rename(const CompiledPolicy& p, const Target& 
 
 } // namespace
 
+namespace {
+
+std::atomic<std::uint64_t> g_next_judge_id{1};
+
+struct PolicyCache {
+    std::uint64_t judge = 0;
+    std::uint64_t generation = 0;
+    std::shared_ptr<const CompiledPolicy> policy;
+};
+
+} // namespace
+
 Judge::Judge(std::shared_ptr<const CompiledPolicy> policy, dataroot::FsOps& fs,
              GitConfigJudge git_config_judge)
     : policy_(std::move(policy))
+    , id_(g_next_judge_id.fetch_add(1))
     , fs_(fs)
     , git_config_judge_(git_config_judge) {}
+
+const CompiledPolicy* Judge::current() const {
+    thread_local PolicyCache cache;
+    const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+    if (cache.judge != id_ || cache.generation != generation || !cache.policy) {
+        cache.policy = policy_.load();
+        cache.judge = id_;
+        cache.generation = generation;
+    }
+    return cache.policy.get();
+}
 
 std::shared_ptr<const CompiledPolicy> Judge::policy() const noexcept {
     return policy_.load();
@@ -272,6 +320,7 @@ std::shared_ptr<const CompiledPolicy> Judge::policy() const noexcept {
 
 void Judge::set_policy(std::shared_ptr<const CompiledPolicy> policy) noexcept {
     policy_.store(std::move(policy));
+    generation_.fetch_add(1, std::memory_order_release);
 }
 
 Decision Judge::decide(const Request& request) const noexcept {
@@ -287,7 +336,7 @@ Decision Judge::decide(const Request& request) const noexcept {
 }
 
 Decision Judge::decide_unsafe(const Request& request) const {
-    const std::shared_ptr<const CompiledPolicy> policy = policy_.load();
+    const CompiledPolicy* policy = current();
     Decision best;
     if (!policy) {
         best.verdict = Verdict::Deny;

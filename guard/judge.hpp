@@ -42,7 +42,13 @@ public:
 private:
     Decision decide_unsafe(const Request& request) const;
 
+    // The policy for this decision, from a per-thread copy that is refreshed only when the
+    // generation moved (a reload): no atomic read-modify-write per decision.
+    [[nodiscard]] const CompiledPolicy* current() const;
+
     std::atomic<std::shared_ptr<const CompiledPolicy>> policy_;
+    std::atomic<std::uint64_t> generation_{0};
+    std::uint64_t id_; // unique per judge, for the per-thread copy
     dataroot::FsOps& fs_;
     GitConfigJudge git_config_judge_;
     const AnswerStore* answers_ = nullptr;

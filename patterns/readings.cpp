@@ -1,7 +1,6 @@
 // Building the readings of a path; see readings.hpp.
 #include "patterns/readings.hpp"
 
-#include "base/path.hpp"
 #include "patterns/fold.hpp"
 
 namespace guardfs::patterns {
@@ -50,16 +49,33 @@ std::size_t split_backslash(std::span<const std::string_view> in, std::size_t st
 void Readings::build(std::string_view path, std::size_t strip_raw) {
     raw_.clear();
     views_.clear();
-    base::append_segments(path, raw_);
-    strip_raw_ = std::min(strip_raw, raw_.size());
-    views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
-
+    // One pass: the segments, and whether any needs folding or holds a backslash.
     bool any_fold = false;
     bool any_backslash = false;
-    for (const auto s : raw_) {
-        any_fold = any_fold || needs_fold(s);
-        any_backslash = any_backslash || s.find('\\') != std::string_view::npos;
+    const auto* p = reinterpret_cast<const unsigned char*>(path.data());
+    const std::size_t n = path.size();
+    std::size_t i = 0;
+    while (i < n) {
+        while (i < n && p[i] == '/') {
+            ++i;
+        }
+        const std::size_t start = i;
+        unsigned folds = 0;
+        unsigned backslash = 0;
+        while (i < n && p[i] != '/') {
+            const unsigned c = p[i];
+            folds |= static_cast<unsigned>(c >= 0x80U) | static_cast<unsigned>(c - 'A' < 26U);
+            backslash |= static_cast<unsigned>(c == '\\');
+            ++i;
+        }
+        if (i > start) {
+            raw_.push_back(path.substr(start, i - start));
+            any_fold = any_fold || folds != 0;
+            any_backslash = any_backslash || backslash != 0;
+        }
     }
+    strip_raw_ = std::min(strip_raw, raw_.size());
+    views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
     if (any_fold) {
         folded_buf_.clear();
         offsets_.clear();
@@ -69,9 +85,9 @@ void Readings::build(std::string_view path, std::size_t strip_raw) {
         }
         offsets_.push_back(folded_buf_.size());
         folded_.clear();
-        for (std::size_t i = 0; i < raw_.size(); ++i) {
-            folded_.push_back(
-                std::string_view(folded_buf_).substr(offsets_[i], offsets_[i + 1] - offsets_[i]));
+        for (std::size_t k = 0; k < raw_.size(); ++k) {
+            folded_.push_back(std::string_view(folded_buf_).substr(
+                offsets_[k], offsets_[k + 1] - offsets_[k]));
         }
         views_.push_back(ReadingView{Reading::Folded, folded_, strip_raw_});
     }
