@@ -40,6 +40,9 @@ int cmd_run(const RunArgs& args) {
     if (const int rc = prepare_guard(args.mount, setup); rc != kExitOk) {
         return rc;
     }
+    // The command runs in a PID namespace of its own: it may reach the approver socket, but
+    // it must not answer its own questions.
+    setup.approver_own_pid_namespace = true;
     CommandSpec spec;
     spec.argv = args.command;
     spec.cwd = base::current_dir();

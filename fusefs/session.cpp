@@ -349,7 +349,8 @@ int serve(const MountOptions& options, GuardSetup setup) {
         arbiter.set_approver(
             guard::make_process_approver(setup.approver_command, setup.approver_cwd, log));
     } else if (!setup.approver_socket.empty()) {
-        arbiter.set_approver(guard::make_socket_approver(setup.approver_socket, log));
+        arbiter.set_approver(guard::make_socket_approver(setup.approver_socket, log,
+                                                         setup.approver_own_pid_namespace));
     }
     arbiter.set_audit(&audit);
     arbiter.set_answers(&answers, &host_files);

@@ -38,6 +38,7 @@ struct GuardSetup {
     std::vector<std::string> approver_command; // argv of a co-process approver
     std::string approver_socket;               // or a socket path
     std::string approver_cwd;                  // the co-process's working directory
+    bool approver_own_pid_namespace = false;   // socket peers must share the daemon's (run)
     std::chrono::milliseconds ask_timeout{60000};
     int audit_fd = -1; // opened before the mount (owned from here on)
     bool audit_all = false;

@@ -112,15 +112,28 @@ namespace {
 
 constexpr std::size_t kMaxLine = 64 * 1024;
 
-bool write_all(int fd, std::string_view data, bool socket) {
+// Writes all of data, waiting for room until `deadline`: an approver that stops reading its
+// input must not hold a question (and every later one) forever.
+bool write_all(int fd, std::string_view data, bool socket,
+               std::chrono::steady_clock::time_point deadline) {
     while (!data.empty()) {
-        const ssize_t n = socket ? ::send(fd, data.data(), data.size(), MSG_NOSIGNAL)
+        const ssize_t n = socket ? ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT)
                                  : ::write(fd, data.data(), data.size());
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
             }
-            return false;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                return false;
+            }
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd p{fd, POLLOUT, 0};
+            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+                errno = ETIMEDOUT;
+                return false;
+            }
+            continue;
         }
         data.remove_prefix(static_cast<std::size_t>(n));
     }
@@ -141,6 +154,7 @@ public:
         try {
             Pending slot;
             std::string why;
+            const auto deadline = std::chrono::steady_clock::now() + timeout;
             std::unique_lock<std::mutex> lock(mu_);
             if (stopping_) {
                 return failed("approver stopped");
@@ -149,17 +163,20 @@ public:
             lock.unlock();
             // The slot learns its connection's generation before the line is written, so an
             // answer (or the connection's death) can never arrive before the slot knows it.
-            const bool sent = send(question_json(q) + "\n", why, [&](std::uint64_t gen) {
-                std::lock_guard<std::mutex> g(mu_);
-                slot.generation = gen;
-            });
+            const bool sent = send(
+                question_json(q) + "\n", why,
+                [&](std::uint64_t gen) {
+                    std::lock_guard<std::mutex> g(mu_);
+                    slot.generation = gen;
+                },
+                deadline);
             lock.lock();
             if (!sent) {
                 pending_.erase(q.id);
                 return failed(why);
             }
             ++sent_;
-            cv_.wait_for(lock, timeout, [&] { return slot.answer.has_value(); });
+            cv_.wait_until(lock, deadline, [&] { return slot.answer.has_value(); });
             pending_.erase(q.id);
             if (!slot.answer) {
                 return failed("no answer within " + std::to_string(timeout.count()) + " ms");
@@ -179,22 +196,42 @@ protected:
     };
 
     // Writes one line to the current connection (starting one if needed), after telling
-    // `tag` the generation of that connection. False with why when it could not be sent.
+    // `tag` the generation of that connection, waiting for room until `deadline` (the
+    // question's own): an approver that stops reading cannot hold a question longer than its
+    // timeout. False with why when it could not be sent.
     virtual bool send(const std::string& line, std::string& why,
-                      const std::function<void(std::uint64_t)>& tag) = 0;
+                      const std::function<void(std::uint64_t)>& tag,
+                      std::chrono::steady_clock::time_point deadline) = 0;
+
+    // Logs an ignored line; after kMaxIgnoredLogged per connection, only a count is kept, so a
+    // flooding approver cannot flood the log.
+    void ignored(const std::string& what, std::uint64_t generation) {
+        std::lock_guard<std::mutex> lock(ignored_mu_);
+        if (ignored_generation_ != generation) {
+            ignored_generation_ = generation;
+            ignored_count_ = 0;
+        }
+        ++ignored_count_;
+        if (ignored_count_ <= kMaxIgnoredLogged) {
+            log_("approver: ignored " + what);
+        } else if (ignored_count_ == kMaxIgnoredLogged + 1) {
+            log_("approver: ignoring further unusable lines from this approver without logging "
+                 "each");
+        }
+    }
 
     void deliver(std::string_view line, std::uint64_t generation) {
         std::uint64_t id = 0;
         Answer a;
         std::string why;
         if (!parse_answer(line, id, a, why)) {
-            log_("approver: ignored a line (" + why + ")");
+            ignored("a line (" + why + ")", generation);
             return;
         }
         std::lock_guard<std::mutex> lock(mu_);
         auto it = pending_.find(id);
         if (it == pending_.end() || it->second->generation != generation) {
-            log_("approver: ignored an answer for unknown id " + std::to_string(id));
+            ignored("an answer for unknown id " + std::to_string(id), generation);
             return;
         }
         it->second->answer = a;
@@ -255,6 +292,10 @@ protected:
     LogFn log_;
 
 private:
+    static constexpr std::uint64_t kMaxIgnoredLogged = 20;
+    std::mutex ignored_mu_;
+    std::uint64_t ignored_generation_ = 0; // protected by ignored_mu_
+    std::uint64_t ignored_count_ = 0;      // protected by ignored_mu_
     std::mutex mu_;
     std::condition_variable cv_;
     std::map<std::uint64_t, Pending*> pending_; // protected by mu_
@@ -284,7 +325,8 @@ public:
 
 protected:
     bool send(const std::string& line, std::string& why,
-              const std::function<void(std::uint64_t)>& tag) override {
+              const std::function<void(std::uint64_t)>& tag,
+              std::chrono::steady_clock::time_point deadline) override {
         std::lock_guard<std::mutex> lock(proc_mu_);
         if (dead_.load() || pid_ <= 0) {
             reap_locked(false);
@@ -293,9 +335,13 @@ protected:
             }
         }
         tag(generation_);
-        if (!write_all(to_child_, line, false)) {
-            why = "the approver is not reading its input (it died?)";
+        if (!write_all(to_child_, line, false, deadline)) {
+            // It died, or it stopped reading: either way it is replaced for the next question.
+            why = "the approver is not reading its input (it died or is stuck)";
             dead_ = true;
+            if (pid_ > 0) {
+                ::kill(-pid_, SIGKILL);
+            }
             return false;
         }
         return true;
@@ -316,14 +362,22 @@ private:
         if (!cwd_.empty()) {
             posix_spawn_file_actions_addchdir_np(&fa, cwd_.c_str());
         }
+        // A process group of its own: stopping it ends whatever it started too (a shell
+        // wrapper's child would otherwise keep the pipe open and outlive the daemon).
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attr, 0);
         std::vector<char*> args;
         for (auto& a : argv_) {
             args.push_back(a.data());
         }
         args.push_back(nullptr);
         pid_t pid = -1;
-        const int rc = ::posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+        const int rc = ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
         posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        ::fcntl(in[1], F_SETFL, ::fcntl(in[1], F_GETFL) | O_NONBLOCK);
         ::close(in[0]);
         ::close(out[1]);
         if (rc != 0) {
@@ -355,14 +409,24 @@ private:
             ::close(to_child_); // end of input: a well-behaved approver exits
             to_child_ = -1;
         }
-        if (pid_ > 0 && kill_it) {
-            ::kill(pid_, SIGTERM);
+        if (pid_ > 0 && (kill_it || !dead_.load())) {
+            // Its whole process group: the reader below waits for every writer of the pipe.
+            ::kill(-pid_, SIGTERM);
         }
         if (reader_.joinable()) {
-            if (!dead_.load() && pid_ > 0) {
-                ::kill(pid_, SIGTERM); // it is being replaced: it must not linger
-            }
+            // A group that ignores SIGTERM gets SIGKILL after a grace period.
+            std::atomic<bool> joined{false};
+            std::thread killer([this, &joined] {
+                for (int i = 0; i < 100 && !joined.load(); ++i) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
+                if (!joined.load() && pid_ > 0) {
+                    ::kill(-pid_, SIGKILL);
+                }
+            });
             reader_.join();
+            joined = true;
+            killer.join();
         }
         if (from_child_ >= 0) {
             ::close(from_child_);
@@ -390,9 +454,10 @@ private:
 
 class SocketApprover final : public LineApprover {
 public:
-    SocketApprover(std::string path, LogFn log)
+    SocketApprover(std::string path, LogFn log, bool own_pid_namespace_only)
         : LineApprover(std::move(log))
-        , path_(std::move(path)) {}
+        , path_(std::move(path))
+        , own_pid_namespace_only_(own_pid_namespace_only) {}
 
     ~SocketApprover() override { stop(); }
 
@@ -450,15 +515,19 @@ public:
 
 protected:
     bool send(const std::string& line, std::string& why,
-              const std::function<void(std::uint64_t)>& tag) override {
+              const std::function<void(std::uint64_t)>& tag,
+              std::chrono::steady_clock::time_point deadline) override {
         std::lock_guard<std::mutex> lock(client_mu_);
         if (client_ < 0) {
             why = "no approver connected to " + path_;
             return false;
         }
         tag(generation_);
-        if (!write_all(client_, line, true)) {
-            why = "the approver disconnected";
+        if (!write_all(client_, line, true, deadline)) {
+            // A part of the line may have gone out: the connection is unusable. Shutting it
+            // down (not closing: the serving thread polls it) makes that thread drop it.
+            ::shutdown(client_, SHUT_RDWR);
+            why = "the approver is not reading (disconnected)";
             return false;
         }
         return true;
@@ -523,16 +592,39 @@ private:
             ::close(fd);
             return;
         }
+        if (own_pid_namespace_only_ && !in_own_pid_namespace(cred.pid)) {
+            log_("approver: refused a connection from a process outside the daemon's PID "
+                 "namespace (the guarded command cannot answer its own questions)");
+            ::close(fd);
+            return;
+        }
         std::lock_guard<std::mutex> lock(client_mu_);
         if (client_ >= 0) {
             const std::string busy = "{\"error\": \"another approver is connected\"}\n";
-            write_all(fd, busy, true);
+            write_all(fd, busy, true,
+                      std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
             ::close(fd);
             return;
         }
         client_ = fd;
         ++generation_;
         log_("approver: a terminal approver connected");
+    }
+
+    // Whether the peer (pid as this process sees it; 0 when it is in a namespace this one
+    // cannot see) shares this process's PID namespace. Fails closed.
+    static bool in_own_pid_namespace(pid_t peer) {
+        if (peer <= 0) {
+            return false;
+        }
+
+        struct stat own {};
+
+        struct stat theirs {};
+
+        const std::string path = "/proc/" + std::to_string(peer) + "/ns/pid";
+        return ::stat("/proc/self/ns/pid", &own) == 0 && ::stat(path.c_str(), &theirs) == 0 &&
+               own.st_dev == theirs.st_dev && own.st_ino == theirs.st_ino;
     }
 
     void drop_client(const std::string& why) {
@@ -549,6 +641,7 @@ private:
     }
 
     std::string path_;
+    bool own_pid_namespace_only_ = false;
     int listen_ = -1;
     int wake_[2] = {-1, -1};
     std::thread thread_;
@@ -564,8 +657,10 @@ std::unique_ptr<Approver> make_process_approver(std::vector<std::string> argv, s
     return std::make_unique<ProcessApprover>(std::move(argv), std::move(cwd), std::move(log));
 }
 
-std::unique_ptr<Approver> make_socket_approver(std::string path, LogFn log) {
-    return std::make_unique<SocketApprover>(std::move(path), std::move(log));
+std::unique_ptr<Approver> make_socket_approver(std::string path, LogFn log,
+                                               bool own_pid_namespace_only) {
+    return std::make_unique<SocketApprover>(std::move(path), std::move(log),
+                                            own_pid_namespace_only);
 }
 
 } // namespace guardfs::guard

@@ -78,7 +78,10 @@ public:
 std::unique_ptr<Approver> make_process_approver(std::vector<std::string> argv, std::string cwd,
                                                 LogFn log);
 
-// A Unix socket at path (created 0600; only the daemon's own user, or root, may answer).
-std::unique_ptr<Approver> make_socket_approver(std::string path, LogFn log);
+// A Unix socket at path (created 0600; only the daemon's own user, or root, may answer). With
+// own_pid_namespace_only, a peer must also be in the daemon's PID namespace: `guardfs run`
+// puts the guarded command in a namespace of its own, so it cannot answer its own questions.
+std::unique_ptr<Approver> make_socket_approver(std::string path, LogFn log,
+                                               bool own_pid_namespace_only);
 
 } // namespace guardfs::guard

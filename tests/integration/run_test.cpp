@@ -236,3 +236,62 @@ TEST_CASE("a command that cannot be started reports it with the shell's exit cod
     const auto usage = run({GUARDFS_BIN, "run", w.ws});
     CHECK(usage.exit_code == 2);
 }
+
+TEST_CASE("the command under guardfs run cannot answer its own questions on the approver socket",
+          "[integration][run][approver]") {
+    require_fuse();
+    Workspace w;
+    write_file(w.policy, "ask: [\".env\"]\n");
+    const std::string sock = w.t.path() + "/a.sock";
+    // Answers the first question it is sent with allow; SOCK and the writer come from argv.
+    const std::string answerer = w.t.write("answer.py", R"PY(
+import json, socket, subprocess, sys, time
+s = socket.socket(socket.AF_UNIX)
+for _ in range(100):
+    try:
+        s.connect(sys.argv[1])
+        break
+    except OSError:
+        time.sleep(0.1)
+writer = subprocess.Popen(["sh", "-c", sys.argv[2]]) if len(sys.argv) > 2 else None
+s.settimeout(8)
+try:
+    data = s.recv(65536)
+    if data:
+        q = json.loads(data.split(b"\n")[0])
+        s.sendall(json.dumps({"id": q["id"], "verdict": "allow"}).encode() + b"\n")
+        print("ANSWERED")
+    else:
+        print("CLOSED")
+except OSError as e:
+    print("NO QUESTION", e)
+if writer:
+    print("writer", writer.wait())
+)PY");
+    const std::vector<std::string> extra = {"--approver-socket", sock, "--ask-timeout", "3"};
+
+    SECTION("the command connects and answers allow: refused, the write fails") {
+        const auto r = guardfs_run(
+            w, "python3 " + answerer + " " + sock + " 'echo planted > ws/.env'; exit 0", extra);
+        CAPTURE(r.out, r.err);
+        CHECK(r.out.find("ANSWERED") == std::string::npos);
+        CHECK(r.out.find("writer ") != std::string::npos);
+        CHECK(r.out.find("writer 0") == std::string::npos); // sh's redirection failed
+        CHECK(r.err.find("outside the daemon's PID namespace") != std::string::npos);
+        CHECK(read_file(w.ws + "/.env") == "SECRET=1\n");
+    }
+    SECTION("a process outside the command answers allow: the write passes (the socket works)") {
+        Child approver(spawn({"python3", answerer, sock}, w.t.path() + "/approver.out"));
+        const auto r = guardfs_run(w,
+                                   "for i in $(seq 40); do echo planted > ws/.env 2>/dev/null "
+                                   "&& echo WROTE && exit 0; sleep 0.25; done; exit 1",
+                                   extra);
+        CAPTURE(r.out, r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find("WROTE") != std::string::npos);
+        CHECK(read_file(w.ws + "/.env") == "planted\n");
+        CHECK(approver.wait(std::chrono::seconds(10)));
+        CHECK(read_file(w.t.path() + "/approver.out").find("ANSWERED") != std::string::npos);
+    }
+    CHECK(no_guardfs_mount_at(w.ws));
+}

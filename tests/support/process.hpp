@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,5 +42,31 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out_file = 
 
 // Waits for pid for at most `timeout`; returns true with its status when it ended.
 bool wait_for_exit(pid_t pid, std::chrono::milliseconds timeout, int* status = nullptr);
+
+// A background process a test spawned; killed (its group) and reaped if still running.
+struct Child {
+    pid_t pid = -1;
+
+    explicit Child(pid_t p) : pid(p) {}
+
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+
+    ~Child() {
+        if (pid > 0 && !wait_for_exit(pid, std::chrono::milliseconds(0))) {
+            ::kill(-pid, SIGKILL);
+            wait_for_exit(pid, std::chrono::seconds(10));
+        }
+    }
+
+    // Waits at most `limit`; true (and reaped) when it ended.
+    bool wait(std::chrono::milliseconds limit, int* status = nullptr) {
+        if (pid > 0 && wait_for_exit(pid, limit, status)) {
+            pid = -1;
+            return true;
+        }
+        return pid <= 0;
+    }
+};
 
 } // namespace guardfs::test
