@@ -204,6 +204,13 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
             if (metadata_only && m.surface != GitSurface::Hook) {
                 continue;
             }
+            // Removing a hook, config or attributes file plants nothing: git falls back to its
+            // defaults, and putting a new one there is judged as a write (`rm -rf` of a
+            // repository needs this). Not commondir: a new one may be created, so removing the
+            // old one first would be a rewrite.
+            if (op == Op::Unlink && m.surface != GitSurface::Commondir) {
+                continue;
+            }
             // `git worktree add` writes a new worktree's commondir with a plain create, as it
             // writes the new worktree's `.git` pointer: a new one may be created, an existing
             // one is never rewritten (docs/git-tier.md says what this leaves open).

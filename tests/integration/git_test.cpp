@@ -182,6 +182,53 @@ TEST_CASE("every place git runs code from stays guarded, and git behaves as befo
     (void)config_before;
 }
 
+TEST_CASE("rm -rf of a repository works, and a removed config or hook cannot come back harmful",
+          "[integration][git][unlink]") {
+    MountedGuard g(builtin_policy());
+    const std::string home = g.root() + "/home";
+    std::filesystem::create_directories(home);
+    make_source(g.root());
+    const std::string marker = g.root() + "/planted-program-ran";
+    write_file(g.root() + "/evil.sh", marker_script(marker), 0755);
+    REQUIRE(git("git init -q r && cd r && echo a > a && git add a && git commit -qm a && "
+                "git clone -q --recurse-submodules " +
+                    g.root() + "/src ../cl",
+                g.ws(), home)
+                .exit_code == 0);
+
+    // removing config and a hook is allowed; putting a harmful one back is not
+    CHECK(git("rm .git/config", g.ws("r"), home).exit_code == 0);
+    CHECK(git("printf '[core]\\n\\tfsmonitor = " + g.root() + "/evil.sh\\n' > .git/config",
+              g.ws("r"), home)
+              .exit_code != 0);
+    CHECK(git("git config core.fsmonitor " + g.root() + "/evil.sh", g.ws("r"), home).exit_code !=
+          0);
+    CHECK(
+        git("printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/pre-commit", g.ws("r"), home)
+            .exit_code != 0);
+    // a harmless config may be written again (judged by content) and git keeps working
+    const auto again = git("git config user.name someone && echo b > b && git add b && "
+                           "git commit -qm b && git status --porcelain",
+                           g.ws("r"), home);
+    CAPTURE(again.out, again.err);
+    CHECK(again.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(marker));
+    CHECK(read_file(g.ws("r/.git/config")).find("fsmonitor") == std::string::npos);
+
+    const auto rm = run({"rm", "-rf", g.ws("r")});
+    CAPTURE(rm.err);
+    CHECK(rm.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(g.ws("r")));
+
+    // a submodule's .git pointer file is never removed (a new one may be created, so removing
+    // the old one first would be a rewrite): rm -rf of such a clone stops there
+    // (docs/git-tier.md)
+    const auto rm_clone = run({"rm", "-rf", g.ws("cl")});
+    CHECK(rm_clone.exit_code != 0);
+    CHECK(std::filesystem::exists(g.ws("cl/sub/.git")));
+    CHECK_FALSE(std::filesystem::exists(g.ws("cl/.git/config")));
+}
+
 TEST_CASE("a trusted hook is let in by a policy allow row where its row is ask",
           "[integration][git]") {
     // The git tier's hook rows are deny: nothing lifts them (design §2). A trusted hook is kept

@@ -86,6 +86,37 @@ TEST_CASE("an existing .git pointer file is not rewritten, removed or renamed, a
     CHECK(j.decide(test::request(Op::Chmod, {dir})).verdict == Verdict::Allow);
 }
 
+TEST_CASE("removing a hook, config or attributes file is allowed, putting one back is judged as "
+          "a write",
+          "[guard][git][unlink]") {
+    const guard::Judge j = git_only();
+    auto path = GENERATE(as<std::string>{}, "/w/.git/hooks/pre-commit", "/w/.git/config",
+                         "/w/.git/config.worktree", "/w/.git/info/attributes",
+                         "/w/.git/modules/sub/config", "/w/.git/worktrees/wt/config.worktree");
+    CAPTURE(path);
+    guard::Target existing = test::target(path);
+    existing.exists = true;
+    existing.kind = Kind::File;
+    // rm -rf of a repository and git worktree remove unlink them; what git reads instead is
+    // nothing (its defaults)
+    CHECK(j.decide(test::request(Op::Unlink, {existing})).verdict == Verdict::Allow);
+    CHECK(j.decide(test::request(Op::OpenWrite, {existing})).verdict == Verdict::Deny);
+    CHECK(j.decide(test::request(Op::Truncate, {existing})).verdict == Verdict::Deny);
+    guard::Target fresh = test::target(path);
+    fresh.kind = Kind::File;
+    CHECK(j.decide(test::request(Op::Create, {fresh})).verdict == Verdict::Deny);
+}
+
+TEST_CASE("an existing commondir is not removed: a new one may be created, so removal would be a "
+          "rewrite",
+          "[guard][git][unlink]") {
+    const guard::Judge j = git_only();
+    guard::Target existing = test::target("/w/.git/worktrees/wt/commondir");
+    existing.exists = true;
+    existing.kind = Kind::File;
+    CHECK(j.decide(test::request(Op::Unlink, {existing})).verdict == Verdict::Deny);
+}
+
 TEST_CASE("renames and symlinks through a git directory's surfaces are refused",
           "[guard][git][rename]") {
     const guard::Judge j = git_only();
