@@ -9,6 +9,7 @@
 #include "guard/request.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -79,6 +80,8 @@ public:
         any_ = !ids_.empty();
     }
 
+    [[nodiscard]] bool any() const noexcept { return any_.load(std::memory_order_relaxed); }
+
     [[nodiscard]] bool contains(dev_t dev, ino_t ino) {
         if (!any_.load(std::memory_order_relaxed)) {
             return false;
@@ -121,6 +124,9 @@ struct Fs {
     guard::Arbiter* arbiter = nullptr; // set before the session starts; never null after
     ControlState control;
     SelfFiles self_files;
+    // Signalled whenever a write-granted handle is released (see attach_git_config).
+    std::mutex released_m;
+    std::condition_variable released_cv;
     std::atomic<bool> read_face{false}; // the policy hides paths (design §8)
 };
 

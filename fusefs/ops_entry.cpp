@@ -10,6 +10,7 @@
 #include "patterns/fold.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <fcntl.h>
@@ -276,7 +277,7 @@ int build_new_entry(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op
     if (const int err = target_of_entry(fs, dir, name, t); err != 0) {
         return err;
     }
-    if (patterns::fold(name) == ".git") {
+    if (patterns::folds_to(name, ".git")) {
         stat_entry(dir, name, t); // the gitdir-pointer row needs to know what is there
     }
     return 0;
@@ -377,7 +378,12 @@ int build_remove(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op op
     if (const int err = target_of_entry(fs, dir, name, t); err != 0) {
         return err;
     }
-    stat_entry(dir, name, t);
+    // What is there matters to the gitdir-pointer and commondir rows (by name) and to
+    // self-protection by identity; nothing else needs the extra system call.
+    if (patterns::folds_to(name, ".git") || patterns::folds_to(name, "commondir") ||
+        fs.self_files.any()) {
+        stat_entry(dir, name, t);
+    }
     return 0;
 }
 
@@ -441,9 +447,16 @@ void attach_git_config(Fs& fs, Prepared& p, Inode& from_dir, const char* name, I
         st.st_nlink != 1 || static_cast<size_t>(st.st_size) > guard::kMaxGitConfigBytes) {
         return;
     }
-    if (const auto id = fs.inodes.find(st.st_dev, st.st_ino);
-        id && fs.inodes.get(*id).open_writers.load() > 0) {
-        return;
+    if (const auto id = fs.inodes.find(st.st_dev, st.st_ino)) {
+        // The kernel sends release after close() has returned, so git's rename can arrive
+        // before the release of its own config.lock: wait for that (briefly). A writer that
+        // really keeps the file open leaves the rename to the config row.
+        Inode& lock_file = fs.inodes.get(*id);
+        std::unique_lock<std::mutex> lock(fs.released_m);
+        if (!fs.released_cv.wait_for(lock, std::chrono::milliseconds(500),
+                                     [&] { return lock_file.open_writers.load() == 0; })) {
+            return;
+        }
     }
     guard::GitConfigChange change;
     if (!read_small(from_dir.fd.get(), name, change.proposed)) {

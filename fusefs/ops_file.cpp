@@ -100,8 +100,7 @@ int build_create(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
     if (const int err = target_of_entry(fs, dir, name, t); err != 0) {
         return err;
     }
-    if (const std::string folded = patterns::fold(name);
-        folded == ".git" || folded == "commondir") {
+    if (patterns::folds_to(name, ".git") || patterns::folds_to(name, "commondir")) {
         struct stat st {};
 
         if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -190,7 +189,11 @@ void do_release_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         --in.nopen;
     }
     if (fh->write_granted()) {
-        --in.open_writers;
+        {
+            std::lock_guard<std::mutex> lock(fs.released_m);
+            --in.open_writers;
+        }
+        fs.released_cv.notify_all();
     }
     fh.reset();
     fuse_reply_err(req, 0);

@@ -77,6 +77,26 @@ void fold_into(std::string_view s, std::string& out) {
     fold_valid_run(s.substr(static_cast<std::size_t>(run_start)), out);
 }
 
+bool folds_to(std::string_view s, std::string_view lower) {
+    bool ascii = true;
+    for (const char c : s) {
+        ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+    }
+    if (!ascii) {
+        return fold(s) == lower;
+    }
+    if (s.size() != lower.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c) != lower[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 std::string fold(std::string_view s) {
     std::string out;
     out.reserve(s.size());

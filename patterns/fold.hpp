@@ -17,4 +17,7 @@ void fold_into(std::string_view s, std::string& out);
 
 std::string fold(std::string_view s);
 
+// fold(s) == lower, where `lower` is lower-case ASCII; allocates only when s is not ASCII.
+bool folds_to(std::string_view s, std::string_view lower);
+
 } // namespace guardfs::patterns

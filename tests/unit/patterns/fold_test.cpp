@@ -43,3 +43,18 @@ TEST_CASE("invalid UTF-8 keeps its bytes and folds the valid parts", "[patterns]
     CHECK(fold("\xC0\xAF") == "\xC0\xAF");
     CHECK(fold("\xED\xA0\x80") == "\xED\xA0\x80");
 }
+
+TEST_CASE("folds_to agrees with fold for ASCII, Unicode and invalid names", "[patterns][fold]") {
+    const std::string inputs[] = {".git", ".GIT", ".Git", ".gitx", ".gi", "commondir",
+                                  "CommonDir", "commondi\xE2\x84\xAA", "\xE2\x84\xAA",
+                                  ".git\xFF", "", ".g\xC3\xAFt", "COMMONDIR "};
+    const std::string targets[] = {".git", "commondir", "k", ""};
+    for (const auto& s : inputs) {
+        for (const auto& t : targets) {
+            CAPTURE(s, t);
+            CHECK(guardfs::patterns::folds_to(s, t) == (fold(s) == t));
+        }
+    }
+    CHECK(guardfs::patterns::folds_to("\xE2\x84\xAA", "k")); // KELVIN SIGN, via full folding
+    CHECK(guardfs::patterns::folds_to(".GiT", ".git"));
+}
