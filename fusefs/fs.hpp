@@ -112,6 +112,8 @@ struct ControlState {
 inline constexpr std::string_view kPidXattr = "user.guardfs.pid";
 inline constexpr std::string_view kReloadXattr = "user.guardfs.reload";
 
+class Reclaimer;
+
 struct Fs {
     Fs(FsConfig config, base::UniqueFd root_fd, const struct stat& root_st)
         : cfg(std::move(config))
@@ -128,6 +130,7 @@ struct Fs {
     std::mutex released_m;
     std::condition_variable released_cv;
     std::atomic<bool> read_face{false}; // the policy hides paths (design §8)
+    Reclaimer* reclaimer = nullptr;     // set before requests are served, cleared after
 };
 
 // The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every

@@ -3,6 +3,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace guardfs::fusefs {
@@ -43,6 +44,7 @@ Inode& InodeTable::acquire(base::UniqueFd fd, const struct stat& st) {
         in.dev = st.st_dev;
         in.ino = st.st_ino;
         in.type = st.st_mode & S_IFMT;
+        count_.fetch_add(1, std::memory_order_relaxed);
     }
     Inode& in = *it->second;
     ++in.nlookup;
@@ -86,9 +88,57 @@ void InodeTable::forget(std::uint64_t ino, std::uint64_t n) noexcept {
             if (it != map_.end()) {
                 dying = std::move(it->second);
                 map_.erase(it);
+                count_.fetch_sub(1, std::memory_order_relaxed);
             }
         }
     }
+}
+
+void InodeTable::touch(Inode& inode, std::uint64_t parent_id, std::string_view name) {
+    if (&inode == &root_) {
+        return;
+    }
+    inode.stamp.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(inode.m);
+    inode.parent_id = parent_id;
+    if (inode.entry_name != name) {
+        inode.entry_name.assign(name);
+    }
+}
+
+std::vector<InodeTable::Entry> InodeTable::reclaim_candidates(std::size_t n) {
+    struct Candidate {
+        bool dir;
+        std::uint64_t stamp;
+        Inode* inode;
+    };
+
+    std::vector<Candidate> all;
+    std::vector<Entry> out;
+    std::lock_guard<std::mutex> lock(mutex_);
+    all.reserve(map_.size());
+    for (auto& [key, ptr] : map_) {
+        Inode& in = *ptr;
+        const std::uint64_t stamp = in.stamp.load(std::memory_order_relaxed);
+        std::lock_guard<std::mutex> inode_lock(in.m);
+        if (in.nopen == 0 && in.parent_id != 0 && in.reclaim_asked != stamp) {
+            all.push_back(Candidate{S_ISDIR(in.type), stamp, &in});
+        }
+    }
+    n = std::min(n, all.size());
+    const auto older = [](const Candidate& a, const Candidate& b) {
+        return a.dir != b.dir ? !a.dir : a.stamp < b.stamp;
+    };
+    std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), older);
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        Inode& in = *all[i].inode;
+        std::lock_guard<std::mutex> inode_lock(in.m);
+        in.reclaim_asked = all[i].stamp;
+        out.push_back(Entry{in.parent_id, in.entry_name});
+    }
+    return out;
 }
 
 std::size_t InodeTable::size() {

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,9 +32,14 @@ struct Inode {
     std::atomic<bool> write_granted{false}; // some open of it was granted a write
     std::atomic<int> open_writers{0};       // handles open now with a write grant
 
+    std::atomic<std::uint64_t> stamp{0}; // when the kernel last looked it up (a sequence number)
+
     std::mutex m;                   // protects the members below; after InodeTable::mutex_
     std::vector<std::string> names; // underlying paths seen for a file with several links
     std::uint64_t nopen = 0;
+    std::uint64_t parent_id = 0;     // where the kernel last looked it up: a parent's FUSE id
+    std::string entry_name;          // and the name in it (the kernel's dentry to invalidate)
+    std::uint64_t reclaim_asked = 0; // the stamp at which the kernel was asked to forget it
 
     // At most this many names are remembered per inode (design §3: every name seen).
     static constexpr std::size_t kMaxNames = 32;
@@ -71,6 +77,25 @@ public:
 
     [[nodiscard]] std::size_t size();
 
+    // The number of inodes in the table, without the lock (for the reclaimer's quick checks).
+    [[nodiscard]] std::size_t approx_size() const noexcept {
+        return count_.load(std::memory_order_relaxed);
+    }
+
+    // Records that the kernel looked `inode` up as `name` in the directory `parent_id`, now.
+    void touch(Inode& inode, std::uint64_t parent_id, std::string_view name);
+
+    // A kernel entry whose invalidation lets the kernel forget an inode.
+    struct Entry {
+        std::uint64_t parent_id;
+        std::string name;
+    };
+
+    // Up to n entries for the least recently looked-up inodes that no handle holds open:
+    // non-directories before directories, none asked for already since its last lookup. Each
+    // is marked asked.
+    std::vector<Entry> reclaim_candidates(std::size_t n);
+
 private:
     struct Key {
         dev_t dev;
@@ -85,6 +110,8 @@ private:
     };
 
     std::mutex mutex_; // before any Inode::m
+    std::atomic<std::size_t> count_{0};
+    std::atomic<std::uint64_t> clock_{0}; // the last stamp handed out
     std::unordered_map<Key, std::unique_ptr<Inode>, KeyHash> map_;
     Inode root_;
 };

@@ -23,7 +23,8 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
     std::memset(&e, 0, sizeof e);
     e.attr_timeout = fs.cfg.timeout;
     e.entry_timeout = fs.cfg.timeout;
-    base::UniqueFd fd(::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd fd(open_relieved(
+        fs, [&] { return ::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC); }));
     if (!fd.valid()) {
         return errno;
     }
@@ -32,6 +33,10 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
     }
     Inode& in = fs.inodes.acquire(std::move(fd), e.attr);
     e.ino = fs.inodes.id_of(in);
+    fs.inodes.touch(in, fs.inodes.id_of(parent), name);
+    if (fs.reclaimer != nullptr) {
+        fs.reclaimer->noticed(fs.inodes.approx_size());
+    }
     if (fs.self_files.contains(e.attr.st_dev, e.attr.st_ino)) {
         e.attr_timeout = 0; // written by the daemon underneath the mount: never cached
     }

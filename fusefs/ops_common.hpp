@@ -6,10 +6,13 @@
 #include "base/unique_fd.hpp"
 #include "fusefs/fs.hpp"
 #include "fusefs/ops_table.hpp"
+#include "fusefs/reclaimer.hpp"
 
 #include <fuse_lowlevel.h>
 
 #include <array>
+#include <cerrno>
+#include <chrono>
 #include <mutex>
 #include <string>
 
@@ -69,6 +72,18 @@ struct ProcPath {
 
     std::array<char, 32> buf{};
 };
+
+// Calls open() (a descriptor, or -1 with errno); when it failed for want of descriptors, has the
+// reclaimer make the kernel forget some inodes and calls it once more.
+template <typename Open>
+int open_relieved(Fs& fs, Open&& open) {
+    int fd = open();
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && fs.reclaimer != nullptr &&
+        fs.reclaimer->relieve(std::chrono::milliseconds(250))) {
+        fd = open();
+    }
+    return fd;
+}
 
 // Adds a target for an existing inode to p.request (design §3: its path and its other names).
 // A file with no name left (unlinked, still open) changes no path when it is written, so it is

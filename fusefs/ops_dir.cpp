@@ -23,7 +23,8 @@ void do_opendir_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Fs& fs = fs_of(req);
     Inode& in = fs.inodes.get(ino);
     auto d = std::make_unique<DirHandle>();
-    const int fd = ::openat(in.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fd = open_relieved(
+        fs, [&] { return ::openat(in.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
     if (fd < 0) {
         fuse_reply_err(req, errno);
         return;
@@ -80,9 +81,17 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_i
         fuse_entry_param e{};
         size_t entsize = 0;
         bool looked_up = false;
+        if (plus && rem != size && fs.reclaimer != nullptr &&
+            fs.inodes.approx_size() > fs.reclaimer->high()) {
+            // Over the reclaimer's mark: end this batch, so the kernel lets go of the
+            // directory's lock and the reclaimer can drop entries in it.
+            ::seekdir(d.dp, d.offset);
+            break;
+        }
         if (plus && !is_dot_or_dotdot(entry->d_name)) {
             err = do_lookup(fs, dir, entry->d_name, e);
             if (err != 0) {
+                ::seekdir(d.dp, d.offset); // this entry comes first next time
                 break;
             }
             looked_up = true;

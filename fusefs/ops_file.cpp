@@ -64,7 +64,9 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
 
 void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {
     Inode& in = fs.inodes.get(ino);
-    base::UniqueFd fd(::open(ProcPath(in.fd.get()).c_str(), underlying_flags(fs, fi->flags)));
+    base::UniqueFd fd(open_relieved(fs, [&] {
+        return ::open(ProcPath(in.fd.get()).c_str(), underlying_flags(fs, fi->flags));
+    }));
     if (!fd.valid()) {
         fuse_reply_err(req, errno);
         return;
@@ -114,8 +116,9 @@ int build_create(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
 void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
                mode_t mode, fuse_file_info* fi) {
     Inode& dir = fs.inodes.get(parent);
-    base::UniqueFd fd(
-        ::openat(dir.fd.get(), name, underlying_flags(fs, fi->flags) | O_CREAT, mode));
+    base::UniqueFd fd(open_relieved(fs, [&] {
+        return ::openat(dir.fd.get(), name, underlying_flags(fs, fi->flags) | O_CREAT, mode);
+    }));
     if (!fd.valid()) {
         fuse_reply_err(req, errno);
         return;

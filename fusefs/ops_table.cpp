@@ -20,6 +20,12 @@ guard::Decision check(Fs& fs, fuse_req_t req, guard::Request& request) noexcept 
     return fs.arbiter->decide(request);
 }
 
+int refuse_unplaceable(Fs& fs, fuse_req_t req, Prepared& p) noexcept {
+    const guard::Decision d = check(fs, req, p.request);
+    (void)d; // a target without a view is always a refusal (tier internal)
+    return EACCES;
+}
+
 namespace {
 
 void do_init(void* userdata, fuse_conn_info* conn) {

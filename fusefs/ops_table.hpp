@@ -152,6 +152,17 @@ struct HandleHandler {
     typename SlotTraits<S>::Fn fn;
 };
 
+// Whether a build failed because a target's path cannot be spelled (deeper than PATH_MAX, or
+// no longer under the workspace): the target was added without a view.
+inline bool unplaceable(int err, const Prepared& p) noexcept {
+    return (err == ENAMETOOLONG || err == EXDEV) && !p.request.targets.empty() &&
+           p.request.targets.back().views.empty();
+}
+
+// A target whose landing cannot be determined is denied (design §3, fail closed), through the
+// gate so that the refusal is audited like any other. Returns EACCES.
+int refuse_unplaceable(Fs& fs, fuse_req_t req, Prepared& p) noexcept;
+
 // The gated trampoline: build, one gate decision, body. Build returns 0 or an errno; a
 // refusal replies EACCES; the body replies exactly once. Nothing throws into libfuse.
 template <Slot S, auto Build, auto Body, typename Fn = typename SlotTraits<S>::Fn>
@@ -164,7 +175,7 @@ struct Gated<S, Build, Body, void (*)(fuse_req_t, A...)> {
         try {
             Prepared p;
             if (const int err = Build(fs, req, p, a...); err != 0) {
-                fuse_reply_err(req, err);
+                fuse_reply_err(req, unplaceable(err, p) ? refuse_unplaceable(fs, req, p) : err);
                 return;
             }
             if (p.judge) {

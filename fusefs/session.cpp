@@ -4,6 +4,7 @@
 #include "base/path.hpp"
 #include "fusefs/fs.hpp"
 #include "fusefs/ops_table.hpp"
+#include "fusefs/reclaimer.hpp"
 #include "guard/arbiter.hpp"
 #include "guard/git_config.hpp"
 #include "guard/judge.hpp"
@@ -411,6 +412,8 @@ int serve(const MountOptions& options, GuardSetup setup) {
         // kernel's cached entry for the name still leads to the old file: drop it. From a
         // thread of its own, never from inside a request (libfuse's rule for notifications).
         Invalidator invalidator(se);
+        Reclaimer reclaimer(fs, se);
+        fs.reclaimer = &reclaimer;
         host_files.on_replaced = [&](const std::string& rel) {
             const auto slash = rel.rfind('/');
             const std::string dir = slash == std::string::npos ? "." : rel.substr(0, slash);
@@ -452,6 +455,8 @@ int serve(const MountOptions& options, GuardSetup setup) {
         arbiter.stop();
         host_files.on_replaced = nullptr;
         invalidator.stop();
+        fs.reclaimer = nullptr; // the loop has ended: no request can reach it
+        reclaimer.stop();
         audit.note("unmount", "stopped guarding " + mountpoint);
     }
     fuse_session_unmount(se);

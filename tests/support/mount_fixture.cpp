@@ -57,6 +57,23 @@ bool is_mount_point(const std::string& path) {
     return false;
 }
 
+std::string top_fstype(const std::string& path) {
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    std::string found;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root, mnt;
+        f >> id >> parent >> dev >> root >> mnt;
+        const auto dash = line.find(" - ");
+        if (unescape(mnt) == path && dash != std::string::npos) {
+            std::istringstream rest(line.substr(dash + 3));
+            rest >> found; // a later line is a mount on top of an earlier one
+        }
+    }
+    return found;
+}
+
 void require_fuse() {
     const bool ci = std::getenv("CI") != nullptr;
     const bool can = ::access("/dev/fuse", R_OK | W_OK) == 0;
@@ -118,9 +135,10 @@ void MountedGuard::start(const MountSpec& spec) {
     argv.push_back(ws());
     log_path_ = root_ + "/daemon.log";
     pid_ = spawn(argv, log_path_, log_path_, spec.env);
-    // Ready when the mount shows in mountinfo; give up if the daemon exits or 20 s pass.
+    // Ready when the topmost mount at ws is guardfs (ws may be a mount point of its own: a test's
+    // small tmpfs); give up if the daemon exits or 20 s pass.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!is_mount_point(ws())) {
+    while (top_fstype(ws()) != "fuse.guardfs") {
         int status = 0;
         if (wait_for_exit(pid_, std::chrono::milliseconds(20), &status)) {
             pid_ = -1;
@@ -134,7 +152,7 @@ void MountedGuard::start(const MountSpec& spec) {
 }
 
 bool MountedGuard::mounted() const {
-    return !unmounted_ && is_mount_point(ws());
+    return !unmounted_ && top_fstype(ws()) == "fuse.guardfs";
 }
 
 std::string MountedGuard::daemon_log() const {
@@ -146,9 +164,9 @@ int MountedGuard::unmount() {
         return -1;
     }
     unmounted_ = true;
-    if (is_mount_point(ws())) {
+    if (top_fstype(ws()) == "fuse.guardfs") {
         run({"fusermount3", "-u", ws()});
-        if (is_mount_point(ws())) {
+        if (top_fstype(ws()) == "fuse.guardfs") {
             ::umount2(ws().c_str(), MNT_DETACH);
         }
     }

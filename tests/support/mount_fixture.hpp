@@ -64,6 +64,9 @@ private:
 // True when /proc/self/mountinfo lists a mount exactly at `path`.
 bool is_mount_point(const std::string& path);
 
+// The filesystem type of the topmost mount exactly at `path` ("fuse.guardfs"), "" for none.
+std::string top_fstype(const std::string& path);
+
 // A file's bytes and mode, to show a denied operation changed nothing.
 struct FileState {
     bool exists = false;

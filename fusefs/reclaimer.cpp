@@ -1,0 +1,93 @@
+// The descriptor reclaimer; see reclaimer.hpp.
+#include "fusefs/reclaimer.hpp"
+
+#include <algorithm>
+
+#include <sys/resource.h>
+
+namespace guardfs::fusefs {
+
+namespace {
+
+// Descriptors kept free for everything that is not an inode: open handles, the audit log, the
+// approver's pipes, libfuse's own, and the judge's reads of the underlying tree.
+constexpr std::size_t kReserveMax = 256;
+
+} // namespace
+
+Reclaimer::Reclaimer(Fs& fs, fuse_session* se) : fs_(fs), se_(se) {
+    refresh_limit();
+    thread_ = std::thread([this] { run(); });
+}
+
+void Reclaimer::stop() {
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+}
+
+void Reclaimer::wake() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        wanted_ = true;
+    }
+    cv_.notify_all();
+}
+
+bool Reclaimer::relieve(std::chrono::milliseconds limit) {
+    const std::size_t before = fs_.inodes.approx_size();
+    wake();
+    // The kernel forgets asynchronously (FORGET requests, answered by other workers): poll. A
+    // lookup waiting here holds its directory's lock in the kernel, so entries of that directory
+    // cannot be dropped until it gives up; the high-water mark is meant to make this rare.
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (fs_.inodes.approx_size() < before) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return fs_.inodes.approx_size() < before;
+}
+
+void Reclaimer::refresh_limit() noexcept {
+    // Read each time: the limit may be changed from outside (prlimit).
+    rlimit lim{};
+    std::size_t limit = 1024;
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+        limit = static_cast<std::size_t>(lim.rlim_cur);
+    } else if (lim.rlim_cur == RLIM_INFINITY) {
+        limit = std::size_t{1} << 30U;
+    }
+    const std::size_t reserve = std::min(kReserveMax, limit / 4);
+    const std::size_t budget = limit - reserve;
+    high_.store(budget * 3 / 4, std::memory_order_relaxed);
+    low_ = budget / 2;
+}
+
+void Reclaimer::run() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+        cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_ || wanted_; });
+        if (done_) {
+            return;
+        }
+        wanted_ = false;
+        lock.unlock();
+        refresh_limit();
+        const std::size_t size = fs_.inodes.approx_size();
+        if (size > high_.load(std::memory_order_relaxed)) {
+            for (const auto& e : fs_.inodes.reclaim_candidates(size - low_)) {
+                fuse_lowlevel_notify_inval_entry(se_, e.parent_id, e.name.c_str(), e.name.size());
+            }
+        }
+        lock.lock();
+    }
+}
+
+} // namespace guardfs::fusefs
