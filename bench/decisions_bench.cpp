@@ -151,7 +151,8 @@ void run(benchmark::State& state, guard::Judge& judge) {
 }
 
 void BM_NoRules(benchmark::State& state) {
-    run(state, judge_for("none", [] { return compile("agent_config: false\ngit: false\n", false); }));
+    run(state,
+        judge_for("none", [] { return compile("agent_config: false\ngit: false\n", false); }));
 }
 
 void BM_Recommended(benchmark::State& state) {
@@ -160,8 +161,8 @@ void BM_Recommended(benchmark::State& state) {
 
 void BM_RecommendedPlus(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0));
-    run(state, judge_for("plus" + std::to_string(n),
-                         [n] { return compile(extra_patterns(n), false); }));
+    run(state,
+        judge_for("plus" + std::to_string(n), [n] { return compile(extra_patterns(n), false); }));
 }
 
 } // namespace

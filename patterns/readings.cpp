@@ -86,8 +86,8 @@ void Readings::build(std::string_view path, std::size_t strip_raw) {
         offsets_.push_back(folded_buf_.size());
         folded_.clear();
         for (std::size_t k = 0; k < raw_.size(); ++k) {
-            folded_.push_back(std::string_view(folded_buf_).substr(
-                offsets_[k], offsets_[k + 1] - offsets_[k]));
+            folded_.push_back(
+                std::string_view(folded_buf_).substr(offsets_[k], offsets_[k + 1] - offsets_[k]));
         }
         views_.push_back(ReadingView{Reading::Folded, folded_, strip_raw_});
     }

@@ -45,9 +45,10 @@ TEST_CASE("invalid UTF-8 keeps its bytes and folds the valid parts", "[patterns]
 }
 
 TEST_CASE("folds_to agrees with fold for ASCII, Unicode and invalid names", "[patterns][fold]") {
-    const std::string inputs[] = {".git", ".GIT", ".Git", ".gitx", ".gi", "commondir",
-                                  "CommonDir", "commondi\xE2\x84\xAA", "\xE2\x84\xAA",
-                                  ".git\xFF", "", ".g\xC3\xAFt", "COMMONDIR "};
+    const std::string inputs[] = {".git",         ".GIT",      ".Git",      ".gitx",
+                                  ".gi",          "commondir", "CommonDir", "commondi\xE2\x84\xAA",
+                                  "\xE2\x84\xAA", ".git\xFF",  "",          ".g\xC3\xAFt",
+                                  "COMMONDIR "};
     const std::string targets[] = {".git", "commondir", "k", ""};
     for (const auto& s : inputs) {
         for (const auto& t : targets) {
