@@ -4,9 +4,11 @@
 // descriptors. When the inode table passes a high-water mark below the limit, the reclaimer asks
 // the kernel to drop the entries of the least recently looked-up inodes that no handle holds open
 // (fuse_lowlevel_notify_inval_entry); the kernel then forgets them and their descriptors close.
-// A later access looks the name up again.
+// A later access looks the name up again. Invalidating an entry detaches any mount on or below
+// it, so nothing is reclaimed while something is mounted below the mount point.
 #pragma once
 
+#include "base/unique_fd.hpp"
 #include "fusefs/fs.hpp"
 
 #include <fuse_lowlevel.h>
@@ -56,8 +58,10 @@ private:
 
     Fs& fs_;
     fuse_session* se_;
+    base::UniqueFd mountinfo_; // /proc/self/mountinfo, re-read from the start each time
     std::atomic<std::size_t> high_{0};
     std::size_t low_ = 0; // reclaim down to this many; only the thread touches it
+    bool warned_ = false; // about submounts; only the thread touches it
     std::mutex m_;
     std::condition_variable cv_;
     bool wanted_ = false; // protected by m_

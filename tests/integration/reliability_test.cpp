@@ -749,6 +749,42 @@ TEST_CASE("walking more files than the daemon may hold descriptors for leaves th
     CHECK(open_errno(g.ws(".env"), O_WRONLY | O_CREAT) == EACCES);
 }
 
+TEST_CASE("a mount made inside the guarded tree is never detached to free descriptors",
+          "[integration][reliability][fault]") {
+    // Asking the kernel to forget an entry detaches every mount on and below it (d_invalidate),
+    // so the reclaimer stands aside while something is mounted inside the guard: a walk over
+    // more directories than the daemon may hold then meets EMFILE (as it did before the
+    // reclaimer), but the inner mount stays. Directories only, so that the reclaimer's choice
+    // would reach the mount point (looked up first, i.e. the oldest).
+    require(::geteuid() == 0, "mounting a tmpfs needs root");
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.setup = [](const std::string& ws) {
+        fs::create_directory(ws + "/inner");
+        for (int i = 0; i < 1500; ++i) {
+            fs::create_directories(ws + "/dirs/d" + std::to_string(i));
+        }
+    };
+    MountedGuard g(spec);
+    ScopedMount inner; // declared after the guard: detached before the guard is unmounted
+    REQUIRE(::mount("tmpfs", g.ws("inner").c_str(), "tmpfs", 0, "size=1m") == 0);
+    inner.path = g.ws("inner");
+    REQUIRE(write_text(g.ws("inner/marker"), "x\n") == 0);
+    const rlimit low{1024, 1024};
+    REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
+    for (int i = 0; i < 1500; ++i) {
+        struct stat st {};
+
+        ::lstat(g.ws("dirs/d" + std::to_string(i)).c_str(), &st); // EMFILE is expected late
+    }
+    CHECK(top_fstype(g.ws("inner")) == "tmpfs");
+    CHECK(read_file(g.ws("inner/marker")) == "x\n");
+    CHECK(
+        eventually([&] { return g.daemon_log().find("mounted below") != std::string::npos; }, 5s));
+    ::umount2(g.ws("inner").c_str(), MNT_DETACH);
+    inner.path.clear();
+}
+
 TEST_CASE("an approver that floods stalls or writes garbage does not hold up unrelated requests",
           "[integration][reliability][approver]") {
     const std::string mode = GENERATE("flood", "garbage", "silent");
