@@ -1,12 +1,11 @@
 // The descriptor reclaimer; see reclaimer.hpp.
 #include "fusefs/reclaimer.hpp"
 
+#include "fusefs/mountinfo.hpp"
+
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <cstdio>
 #include <initializer_list>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,21 +21,6 @@ namespace {
 // approver's pipes, libfuse's own, and the judge's reads of the underlying tree.
 constexpr std::size_t kReserveMax = 256;
 
-// The mount point as /proc/self/mountinfo spells it (space, tab, newline, backslash as octal).
-std::string mountinfo_escape(const std::string& path) {
-    std::string out;
-    for (const char c : path) {
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
-            char buf[5];
-            std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned char>(c));
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
-
 // Whether anything is mounted on a guardfs mount at one of `points` in this mount namespace
 // (a mount below a mount below it is found through its parent). Invalidating an entry detaches
 // the mounts on and below it (d_invalidate), so the reclaimer must not touch such a tree.
@@ -44,61 +28,24 @@ std::string mountinfo_escape(const std::string& path) {
 // may be available. When it cannot be read, the answer is yes (fail safe).
 bool has_submounts(int mountinfo, std::initializer_list<const std::string*> points) {
     std::string text;
-    std::array<char, 16384> buf{};
-    if (mountinfo < 0 || ::lseek(mountinfo, 0, SEEK_SET) != 0) {
+    if (!read_all_at_start(mountinfo, text)) {
         return true;
     }
-    for (;;) {
-        const ssize_t n = ::read(mountinfo, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return true;
-        }
-        if (n == 0) {
-            break;
-        }
-        text.append(buf.data(), static_cast<std::size_t>(n));
-    }
-
-    struct Line {
-        std::string id;
-        std::string parent;
-        std::string mnt;
-        std::string fstype;
-    };
-
-    std::vector<Line> lines;
-    std::istringstream in(text);
-    for (std::string row; std::getline(in, row);) {
-        std::istringstream f(row);
-        Line l;
-        std::string dev;
-        std::string root;
-        f >> l.id >> l.parent >> dev >> root >> l.mnt;
-        if (const auto dash = row.find(" - "); dash != std::string::npos) {
-            std::istringstream(row.substr(dash + 3)) >> l.fstype;
-        }
-        lines.push_back(std::move(l));
-    }
+    const std::vector<MountEntry> mounts = parse_mountinfo(text);
     std::vector<std::string> ours;
-    for (const Line& l : lines) {
+    for (const MountEntry& m : mounts) {
         for (const std::string* p : points) {
-            if (l.fstype == "fuse.guardfs" && l.mnt == mountinfo_escape(*p)) {
-                ours.push_back(l.id);
+            if (m.fstype == "fuse.guardfs" && m.mount_point == *p) {
+                ours.push_back(m.id);
             }
         }
     }
     if (ours.empty()) {
         return true; // our own mount not found: something is off, stand aside
     }
-    for (const Line& l : lines) {
-        if (std::find(ours.begin(), ours.end(), l.parent) != ours.end()) {
-            return true;
-        }
-    }
-    return false;
+    return std::any_of(mounts.begin(), mounts.end(), [&](const MountEntry& m) {
+        return std::find(ours.begin(), ours.end(), m.parent) != ours.end();
+    });
 }
 
 } // namespace

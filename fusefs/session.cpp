@@ -3,6 +3,7 @@
 
 #include "base/path.hpp"
 #include "fusefs/fs.hpp"
+#include "fusefs/mountinfo.hpp"
 #include "fusefs/ops_table.hpp"
 #include "fusefs/reclaimer.hpp"
 #include "guard/arbiter.hpp"
@@ -19,8 +20,6 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <fcntl.h>
@@ -34,44 +33,18 @@ namespace guardfs::fusefs {
 
 namespace {
 
-// /proc/self/mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_mountinfo(std::string_view s) {
-    const auto oct = [](char c) {
-        return c >= '0' && c <= '7';
-    };
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 3 < s.size() && oct(s[i + 1]) && oct(s[i + 2]) && oct(s[i + 3])) {
-            out += static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) |
-                                     (s[i + 3] - '0'));
-            i += 3;
-            continue;
-        }
-        out += s[i];
-    }
-    return out;
-}
-
 // The filesystem type of the topmost mount at exactly `path`, or "" for none.
 std::string fstype_at(const std::string& path) {
-    std::ifstream in("/proc/self/mountinfo");
-    std::string line;
+    const base::UniqueFd fd(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+    std::string text;
     std::string found;
-    while (std::getline(in, line)) {
-        std::istringstream fields(line);
-        std::string id, parent, devno, root, mnt;
-        fields >> id >> parent >> devno >> root >> mnt;
-        if (unescape_mountinfo(mnt) != path) {
-            continue;
+    if (!read_all_at_start(fd.get(), text)) {
+        return found;
+    }
+    for (const MountEntry& m : parse_mountinfo(text)) {
+        if (m.mount_point == path) {
+            found = m.fstype;
         }
-        const auto dash = line.find(" - ");
-        if (dash == std::string::npos) {
-            continue;
-        }
-        std::istringstream rest(line.substr(dash + 3));
-        std::string type;
-        rest >> type;
-        found = type;
     }
     return found;
 }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -177,6 +178,14 @@ int MountedGuard::unmount() {
             wait_for_exit(pid_, std::chrono::seconds(10), &status);
         }
         pid_ = -1;
+    }
+    // A daemon that died or that a sanitizer complained about shows its log with the test's
+    // output: the test itself may only see "Transport endpoint is not connected".
+    const std::string log = daemon_log();
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        log.find("runtime error") != std::string::npos ||
+        log.find("AddressSanitizer") != std::string::npos) {
+        std::fprintf(stderr, "guardfs daemon (status %d) log:\n%s\n", status, log.c_str());
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
