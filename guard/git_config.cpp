@@ -273,8 +273,9 @@ std::optional<std::string> judge_git_config_change(const GitConfigChange& change
                 continue;
             }
             const auto [lo, hi] = current.equal_range(key);
+            const std::string& wanted = value; // clang 14 cannot capture a structured binding
             const bool present =
-                std::any_of(lo, hi, [&](const auto& kv) { return kv.second == value; });
+                std::any_of(lo, hi, [&](const auto& kv) { return kv.second == wanted; });
             if (!present) {
                 return key; // added or changed
             }

@@ -1,12 +1,9 @@
 // The allow file's YAML; see answers_yaml.hpp.
 #include "patterns/answers_yaml.hpp"
 
-#include <fmt/format.h>
+#include "patterns/yaml_cpp.hpp"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#include <yaml-cpp/yaml.h>
-#pragma GCC diagnostic pop
+#include <fmt/format.h>
 
 #include <set>
 

@@ -1,16 +1,11 @@
-// Strict YAML loading of the policy file (design §10). The only yaml-cpp user in guardfs.
+// Strict YAML loading of the policy file (design §10); yaml-cpp is used here and in
+// answers_yaml.cpp only.
 // yaml-cpp throws; every exception is caught here and becomes an error with file:line:column
 // (yaml-cpp marks are 0-based, so 1 is added). Errors are collected, not returned at the first.
 #include "patterns/policy.hpp"
+#include "patterns/yaml_cpp.hpp"
 
 #include <fmt/format.h>
-
-// yaml-cpp 0.7's node/impl.h trips g++ 12's -Wdangling-pointer once inlined at -O2 (a false
-// positive in the library's own code); silence it for that header only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#include <yaml-cpp/yaml.h>
-#pragma GCC diagnostic pop
 
 #include <fstream>
 #include <set>
