@@ -68,6 +68,35 @@ std::vector<MountEntry> parse_mountinfo(std::string_view text) {
     return out;
 }
 
+bool close_is_noop_below(const std::vector<MountEntry>& mounts, const std::string& dir) {
+    static constexpr std::string_view kNoFlush[] = {"ext2",  "ext3",  "ext4", "xfs",
+                                                    "btrfs", "tmpfs", "f2fs", "zfs"};
+    const auto no_flush = [](const std::string& type) {
+        return std::find(std::begin(kNoFlush), std::end(kNoFlush), type) != std::end(kNoFlush);
+    };
+    const auto below = [](const std::string& path, const std::string& top) { // or at
+        if (path == top || top == "/") {
+            return path.rfind(top, 0) == 0;
+        }
+        return path.rfind(top + "/", 0) == 0;
+    };
+    // The filesystem serving `dir`: the last-listed mount on its longest containing mount point.
+    const MountEntry* serving = nullptr;
+    for (const MountEntry& m : mounts) {
+        if (below(dir, m.mount_point) &&
+            (serving == nullptr || m.mount_point.size() >= serving->mount_point.size())) {
+            serving = &m;
+        }
+    }
+    if (serving == nullptr || !no_flush(serving->fstype)) {
+        return false;
+    }
+    // Mounts strictly below `dir` (those on `dir` itself are the serving one or covered by it).
+    return std::all_of(mounts.begin(), mounts.end(), [&](const MountEntry& m) {
+        return m.mount_point == dir || !below(m.mount_point, dir) || no_flush(m.fstype);
+    });
+}
+
 bool read_all_at_start(int fd, std::string& out) {
     out.clear();
     if (fd < 0 || ::lseek(fd, 0, SEEK_SET) != 0) {

@@ -88,6 +88,9 @@ bool Reclaimer::relieve(std::chrono::milliseconds limit) {
         if (fs_.inodes.approx_size() < before) {
             return true;
         }
+        if (standing_aside_.load(std::memory_order_relaxed)) {
+            return false; // nothing will be forgotten: do not hold the caller up
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     return fs_.inodes.approx_size() < before;
@@ -121,6 +124,7 @@ void Reclaimer::run() {
         const std::size_t size = fs_.inodes.approx_size();
         if (size > high_.load(std::memory_order_relaxed) &&
             has_submounts(mountinfo_.get(), {&fs_.cfg.mount_spelled, &fs_.cfg.ws_real})) {
+            standing_aside_.store(true, std::memory_order_relaxed);
             if (!warned_) {
                 std::fprintf(stderr,
                              "guardfs: %zu inodes held, near the descriptor limit, but something "
@@ -130,6 +134,7 @@ void Reclaimer::run() {
                 warned_ = true;
             }
         } else if (size > high_.load(std::memory_order_relaxed)) {
+            standing_aside_.store(false, std::memory_order_relaxed);
             for (const auto& e : fs_.inodes.reclaim_candidates(size - low_)) {
                 fuse_lowlevel_notify_inval_entry(se_, e.parent_id, e.name.c_str(), e.name.size());
             }

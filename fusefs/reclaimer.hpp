@@ -43,7 +43,8 @@ public:
     }
 
     // A descriptor could not be opened (EMFILE or ENFILE): wakes the thread and waits at most
-    // `limit` for the kernel to forget some inodes. True when the table shrank (worth a retry).
+    // `limit` for the kernel to forget some inodes. True when the table shrank (worth a retry);
+    // false at once while the reclaimer stands aside for a mount inside the guard.
     bool relieve(std::chrono::milliseconds limit);
 
     // The current high-water mark (inodes), derived from RLIMIT_NOFILE.
@@ -62,6 +63,9 @@ private:
     std::atomic<std::size_t> high_{0};
     std::size_t low_ = 0; // reclaim down to this many; only the thread touches it
     bool warned_ = false; // about submounts; only the thread touches it
+    // Set while a mount inside the guard keeps the thread from reclaiming: relieve() then
+    // returns at once instead of waiting for forgets that will not come.
+    std::atomic<bool> standing_aside_{false};
     std::mutex m_;
     std::condition_variable cv_;
     bool wanted_ = false; // protected by m_

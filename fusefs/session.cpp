@@ -282,6 +282,12 @@ int serve(const MountOptions& options, GuardSetup setup) {
     cfg.ws_real.assign(buf.data(), static_cast<std::size_t>(n));
     cfg.timeout = options.timeout_seconds;
     cfg.writeback = options.writeback;
+    {
+        const base::UniqueFd mi(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+        std::string text;
+        cfg.pass_flush = !read_all_at_start(mi.get(), text) ||
+                         !close_is_noop_below(parse_mountinfo(text), cfg.ws_real);
+    }
 
     // Mount options: ours, then the user's. When other users can reach the mount, the kernel
     // checks permissions and new files are given to their creator (design §9).

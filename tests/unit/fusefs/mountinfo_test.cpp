@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -52,4 +53,34 @@ TEST_CASE("the mount table of this process is read from an open descriptor, agai
     CHECK(root_found);
     std::string none;
     CHECK_FALSE(read_all_at_start(-1, none));
+}
+
+TEST_CASE("FLUSH is skipped only when every filesystem below the workspace has no flush",
+          "[fusefs][mountinfo]") {
+    const auto entry = [](const char* id, const char* parent, const char* mnt, const char* type) {
+        return MountEntry{id, parent, mnt, type};
+    };
+    const std::vector<MountEntry> base = {
+        entry("1", "0", "/", "ext4"), entry("2", "1", "/home", "xfs"),
+        entry("3", "1", "/mnt/nfs", "nfs4"), entry("4", "1", "/tmp", "tmpfs")};
+    CHECK(close_is_noop_below(base, "/home/me/ws"));
+    CHECK(close_is_noop_below(base, "/srv/ws"));
+    CHECK(close_is_noop_below(base, "/tmp/ws"));
+    CHECK_FALSE(close_is_noop_below(base, "/mnt/nfs/ws"));
+    CHECK_FALSE(close_is_noop_below(base, "/mnt/nfs"));
+    // "/mnt/nfsx" is not below "/mnt/nfs": served by the root filesystem
+    CHECK(close_is_noop_below(base, "/mnt/nfsx/ws"));
+    // something else mounted anywhere below the workspace keeps FLUSH
+    auto nested = base;
+    nested.push_back(entry("5", "2", "/home/me/ws/share", "cifs"));
+    CHECK_FALSE(close_is_noop_below(nested, "/home/me/ws"));
+    CHECK(close_is_noop_below(nested, "/home/me/other"));
+    CHECK(close_is_noop_below(nested, "/home/me/ws2"));
+    // a FUSE filesystem on the workspace itself, listed after (on top of) the local one
+    auto covered = base;
+    covered.push_back(entry("6", "2", "/home/me/ws", "fuse.sshfs"));
+    CHECK_FALSE(close_is_noop_below(covered, "/home/me/ws"));
+    // the whole machine guarded, with a network filesystem somewhere
+    CHECK_FALSE(close_is_noop_below(base, "/"));
+    CHECK_FALSE(close_is_noop_below({}, "/home/me/ws"));
 }
