@@ -1,0 +1,133 @@
+#!/bin/bash
+# Profile the guardfs daemon on a short metadata + append workload (issue #6, "where the time
+# goes"). Runs as root. Two tools:
+#
+#   bench/fs/profile.sh callgrind POLICY   instruction counts (repeatable on a noisy machine):
+#                                          the daemon runs under valgrind --tool=callgrind,
+#                                          counters are zeroed once mounted, so policy loading
+#                                          is excluded; prints the top functions (inclusive and
+#                                          self) and the total Ir.
+#   bench/fs/profile.sh perf POLICY        perf record -e cpu-clock -g on the daemon's pid
+#                                          (software clock: this VM exposes no hardware
+#                                          counters), kernel and user stacks.
+#
+# POLICY: "empty", "rec" (built-in recommended) or a policy file. Environment: N (files,
+# default 2000 for callgrind, 10000 for perf), APPENDS (open/append/close loop, default N),
+# OUT (output directory, default /var/tmp/fsprof-<tool>-<policy>), GUARDFS (binary, default
+# build/guardfs, copied first so a concurrent rebuild does not change it).
+set -euo pipefail
+
+tool=${1:?usage: profile.sh callgrind|perf POLICY}
+policy=${2:-rec}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+if [ "$tool" = callgrind ]; then N=${N:-2000}; else N=${N:-10000}; fi
+APPENDS=${APPENDS:-$N}
+name=$(basename "$policy" .yaml)
+OUT=${OUT:-/var/tmp/fsprof-$tool-$name}
+GUARDFS=${GUARDFS:-$repo/build/guardfs}
+
+case "$policy" in
+    empty) polargs=(--policy "$repo/examples/policies/empty.yaml") ;;
+    rec) polargs=() ;;
+    *) polargs=(--policy "$(readlink -f "$policy")") ;;
+esac
+
+rm -rf "$OUT"
+mkdir -p "$OUT/ws"
+cp "$GUARDFS" "$OUT/guardfs"
+ws="$OUT/ws"
+daemon=""
+perfpid=""
+
+is_mounted() { awk -v m="$ws" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+
+cleanup() {
+    set +e
+    cd /
+    if is_mounted; then fusermount3 -u "$ws" || fusermount3 -u -z "$ws"; fi
+    if [ -n "$perfpid" ] && kill -0 "$perfpid" 2>/dev/null; then kill -INT "$perfpid"; wait "$perfpid"; fi
+    if [ -n "$daemon" ] && kill -0 "$daemon" 2>/dev/null; then
+        for _ in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$daemon" 2>/dev/null && kill -TERM "$daemon" && sleep 1
+    fi
+    is_mounted || rm -rf "$ws"
+}
+trap cleanup EXIT
+
+wait_mounted() {
+    for _ in $(seq 600); do
+        is_mounted && return 0
+        kill -0 "$daemon" 2>/dev/null || { echo "daemon died" >&2; cat "$OUT/daemon.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    echo "not mounted after 60 s" >&2
+    exit 1
+}
+
+if [ "$tool" = callgrind ]; then
+    valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out.%p" \
+        "$OUT/guardfs" mount -f "${polargs[@]}" "$ws" >"$OUT/daemon.log" 2>&1 &
+    daemon=$!
+    wait_mounted
+    callgrind_control -z "$daemon" >/dev/null
+elif [ "$tool" = perf ]; then
+    "$OUT/guardfs" mount -f "${polargs[@]}" "$ws" >"$OUT/daemon.log" 2>&1 &
+    daemon=$!
+    wait_mounted
+    perf record -q -e cpu-clock -F 2000 -g -p "$daemon" -o "$OUT/perf.data" >/dev/null 2>&1 &
+    perfpid=$!
+    sleep 1
+else
+    echo "unknown tool $tool" >&2
+    exit 2
+fi
+
+cd "$ws"
+start=$(date +%s.%N)
+python3 -I -S - "$N" "$APPENDS" <<'EOF'
+import os, sys, subprocess
+n, appends = int(sys.argv[1]), int(sys.argv[2])
+os.mkdir("meta"); os.chdir("meta")
+for d in range((n + 99) // 100):
+    os.mkdir("d%03d" % d)
+    for i in range(min(100, n - d * 100)):
+        fd = os.open("d%03d/f%05d" % (d, i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, b"x" * 64); os.close(fd)
+for _ in range(3):
+    subprocess.run(["find", ".", "-printf", "%s\n"], stdout=subprocess.DEVNULL, check=True)
+for d in sorted(os.listdir(".")):
+    for f in os.listdir(d):
+        os.rename(d + "/" + f, d + "/" + f + ".r")
+for d in sorted(os.listdir(".")):
+    for f in os.listdir(d):
+        os.unlink(d + "/" + f)
+    os.rmdir(d)
+os.chdir("..")
+for _ in range(appends):
+    fd = os.open("append.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, b"y" * 99 + b"\n"); os.close(fd)
+EOF
+end=$(date +%s.%N)
+cd /
+echo "workload: $N files create/stat x3/rename/unlink + $APPENDS open/append/close: $(echo "$end - $start" | bc) s (under $tool)"
+
+if [ "$tool" = perf ]; then
+    kill -INT "$perfpid"; wait "$perfpid" || true; perfpid=""
+fi
+fusermount3 -u "$ws"
+for _ in $(seq 600); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.1; done
+wait "$daemon" || true
+daemon=""
+
+if [ "$tool" = callgrind ]; then
+    f=$(ls "$OUT"/callgrind.out.* | head -1)
+    echo "== total instructions (after mount) and top functions, inclusive =="
+    callgrind_annotate --inclusive=yes "$f" 2>/dev/null | sed -n '1,60p' | cut -c1-200
+    echo "== self =="
+    callgrind_annotate "$f" 2>/dev/null | sed -n '/Ir/,$p' | sed -n '1,45p' | cut -c1-200
+else
+    echo "== perf report (self, by symbol) =="
+    perf report -i "$OUT/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null \
+        | grep -v '^#' | grep -v '^$' | grep '%' | head -45
+fi
