@@ -4,7 +4,13 @@
 #include <fuse_lowlevel.h>
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cstdlib>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace guardfs::fusefs {
 
@@ -94,20 +100,23 @@ void InodeTable::forget(std::uint64_t ino, std::uint64_t n) noexcept {
     }
 }
 
-void InodeTable::touch(Inode& inode, std::uint64_t parent_id, std::string_view name) {
+void InodeTable::touch(Inode& inode, const Inode& parent, std::string_view name) {
     if (&inode == &root_) {
         return;
     }
     inode.stamp.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
                       std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(inode.m);
-    inode.parent_id = parent_id;
+    inode.has_parent = true;
+    inode.parent_dev = parent.dev;
+    inode.parent_ino = parent.ino;
     if (inode.entry_name != name) {
         inode.entry_name.assign(name);
     }
 }
 
-std::vector<InodeTable::Entry> InodeTable::reclaim_candidates(std::size_t n) {
+std::vector<InodeTable::Entry>
+InodeTable::reclaim_candidates(std::size_t n, const std::unordered_set<std::string>* in_use) {
     struct Candidate {
         bool dir;
         std::uint64_t stamp;
@@ -122,7 +131,8 @@ std::vector<InodeTable::Entry> InodeTable::reclaim_candidates(std::size_t n) {
         Inode& in = *ptr;
         const std::uint64_t stamp = in.stamp.load(std::memory_order_relaxed);
         std::lock_guard<std::mutex> inode_lock(in.m);
-        if (in.nopen == 0 && in.parent_id != 0 && in.reclaim_asked != stamp) {
+        if (in.nopen == 0 && in.has_parent && in.reclaim_asked != stamp &&
+            (in_use != nullptr || !S_ISDIR(in.type))) {
             all.push_back(Candidate{S_ISDIR(in.type), stamp, &in});
         }
     }
@@ -132,11 +142,38 @@ std::vector<InodeTable::Entry> InodeTable::reclaim_candidates(std::size_t n) {
     };
     std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), older);
     out.reserve(n);
+    std::array<char, PATH_MAX + 1> buf{};
     for (std::size_t i = 0; i < n; ++i) {
         Inode& in = *all[i].inode;
         std::lock_guard<std::mutex> inode_lock(in.m);
         in.reclaim_asked = all[i].stamp;
-        out.push_back(Entry{in.parent_id, in.entry_name});
+        const Inode* parent = nullptr;
+        if (in.parent_dev == root_.dev && in.parent_ino == root_.ino) {
+            parent = &root_;
+        } else if (const auto it = map_.find(Key{in.parent_dev, in.parent_ino}); it != map_.end()) {
+            parent = it->second.get();
+        }
+        if (parent == nullptr || !S_ISDIR(parent->type)) {
+            continue; // the kernel forgot the parent: no entry of it to drop
+        }
+
+        struct stat st {};
+
+        if (::fstatat(parent->fd.get(), in.entry_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            st.st_dev != in.dev || st.st_ino != in.ino) {
+            continue; // renamed or removed since: the name may lead elsewhere now
+        }
+        if (all[i].dir) {
+            // A directory that is some process's working or root directory keeps its entry:
+            // dropped, it would be unhashed and getcwd() there would fail with ENOENT.
+            const std::string proc = "/proc/self/fd/" + std::to_string(in.fd.get());
+            const ssize_t len = ::readlink(proc.c_str(), buf.data(), buf.size() - 1);
+            if (len <= 0 ||
+                in_use->count(std::string(buf.data(), static_cast<std::size_t>(len))) != 0) {
+                continue;
+            }
+        }
+        out.push_back(Entry{id_of(*parent), in.entry_name});
     }
     return out;
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <sys/stat.h>
@@ -37,8 +38,12 @@ struct Inode {
     std::mutex m;                   // protects the members below; after InodeTable::mutex_
     std::vector<std::string> names; // underlying paths seen for a file with several links
     std::uint64_t nopen = 0;
-    std::uint64_t parent_id = 0;     // where the kernel last looked it up: a parent's FUSE id
-    std::string entry_name;          // and the name in it (the kernel's dentry to invalidate)
+    // Where the kernel last looked it up: the parent's identity (not its FUSE id, an address
+    // that may since belong to another inode) and the name in it (the dentry to invalidate).
+    bool has_parent = false;
+    dev_t parent_dev = 0;
+    ino_t parent_ino = 0;
+    std::string entry_name;
     std::uint64_t reclaim_asked = 0; // the stamp at which the kernel was asked to forget it
 
     // At most this many names are remembered per inode (design §3: every name seen).
@@ -82,8 +87,8 @@ public:
         return count_.load(std::memory_order_relaxed);
     }
 
-    // Records that the kernel looked `inode` up as `name` in the directory `parent_id`, now.
-    void touch(Inode& inode, std::uint64_t parent_id, std::string_view name);
+    // Records that the kernel looked `inode` up as `name` in the directory `parent`, now.
+    void touch(Inode& inode, const Inode& parent, std::string_view name);
 
     // A kernel entry whose invalidation lets the kernel forget an inode.
     struct Entry {
@@ -92,9 +97,14 @@ public:
     };
 
     // Up to n entries for the least recently looked-up inodes that no handle holds open:
-    // non-directories before directories, none asked for already since its last lookup. Each
-    // is marked asked.
-    std::vector<Entry> reclaim_candidates(std::size_t n);
+    // non-directories before directories, none asked for already since its last lookup, and no
+    // directory whose underlying path is in `in_use` (processes' working and root directories,
+    // which a dropped entry would unhash); no directory at all when `in_use` is null. Each is
+    // marked asked. An entry is given only while its parent is in the table and its name there
+    // still leads to the inode on disk: a renamed file's old name may now be another file or a
+    // directory.
+    std::vector<Entry> reclaim_candidates(std::size_t n,
+                                          const std::unordered_set<std::string>* in_use);
 
 private:
     struct Key {

@@ -33,7 +33,7 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
     }
     Inode& in = fs.inodes.acquire(std::move(fd), e.attr);
     e.ino = fs.inodes.id_of(in);
-    fs.inodes.touch(in, fs.inodes.id_of(parent), name);
+    fs.inodes.touch(in, parent, name);
     if (fs.reclaimer != nullptr) {
         fs.reclaimer->noticed(fs.inodes.approx_size());
     }

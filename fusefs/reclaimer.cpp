@@ -4,13 +4,18 @@
 #include "fusefs/mountinfo.hpp"
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace guardfs::fusefs {
@@ -48,12 +53,55 @@ bool has_submounts(int mountinfo, std::initializer_list<const std::string*> poin
     });
 }
 
+// The working and root directories of every process this daemon can see, as paths in the
+// underlying tree (a path under the mount point is also given under the workspace). `proc` is
+// /proc opened once: near the descriptor limit no new descriptor may be had. False when /proc
+// cannot be listed (then no directory may be reclaimed).
+bool directories_in_use(int proc, const FsConfig& cfg, std::unordered_set<std::string>& out) {
+    if (proc < 0 || ::lseek(proc, 0, SEEK_SET) != 0) {
+        return false;
+    }
+    alignas(dirent64) std::array<char, 32768> dents{};
+    std::array<char, PATH_MAX + 1> buf{};
+    for (;;) {
+        const long got = ::syscall(SYS_getdents64, proc, dents.data(), dents.size());
+        if (got < 0) {
+            return false;
+        }
+        if (got == 0) {
+            return true;
+        }
+        for (long off = 0; off < got;) {
+            const auto* e = reinterpret_cast<const dirent64*>(dents.data() + off); // NOLINT
+            off += e->d_reclen;
+            if (e->d_name[0] < '1' || e->d_name[0] > '9') {
+                continue;
+            }
+            for (const char* link : {"cwd", "root"}) {
+                const std::string at = std::string("/proc/") + e->d_name + "/" + link;
+                const ssize_t n = ::readlink(at.c_str(), buf.data(), buf.size() - 1);
+                if (n <= 0) {
+                    continue;
+                }
+                std::string path(buf.data(), static_cast<std::size_t>(n));
+                const std::string& mnt = cfg.mount_spelled;
+                if (path.size() > mnt.size() && path.compare(0, mnt.size(), mnt) == 0 &&
+                    path[mnt.size()] == '/') {
+                    out.insert(cfg.ws_real + path.substr(mnt.size()));
+                }
+                out.insert(std::move(path));
+            }
+        }
+    }
+}
+
 } // namespace
 
 Reclaimer::Reclaimer(Fs& fs, fuse_session* se)
     : fs_(fs)
     , se_(se)
-    , mountinfo_(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) {
+    , mountinfo_(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC))
+    , proc_(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
     refresh_limit();
     thread_ = std::thread([this] { run(); });
 }
@@ -135,7 +183,10 @@ void Reclaimer::run() {
             }
         } else if (size > high_.load(std::memory_order_relaxed)) {
             standing_aside_.store(false, std::memory_order_relaxed);
-            for (const auto& e : fs_.inodes.reclaim_candidates(size - low_)) {
+            std::unordered_set<std::string> in_use;
+            const bool known = directories_in_use(proc_.get(), fs_.cfg, in_use);
+            for (const auto& e :
+                 fs_.inodes.reclaim_candidates(size - low_, known ? &in_use : nullptr)) {
                 fuse_lowlevel_notify_inval_entry(se_, e.parent_id, e.name.c_str(), e.name.size());
             }
         }

@@ -60,6 +60,7 @@ private:
     Fs& fs_;
     fuse_session* se_;
     base::UniqueFd mountinfo_; // /proc/self/mountinfo, re-read from the start each time
+    base::UniqueFd proc_;      // /proc, listed from the start each time
     std::atomic<std::size_t> high_{0};
     std::size_t low_ = 0; // reclaim down to this many; only the thread touches it
     bool warned_ = false; // about submounts; only the thread touches it
