@@ -163,6 +163,9 @@ std::vector<pid_t> descendants(pid_t pid) {
 struct ScopedMount {
     std::string path;
     int root_fd = -1;
+    // Deleted once unmounted: the fixture's directory, which the fixture leaves in place while
+    // its workspace is still a mount point.
+    std::string remove_after;
 
     ScopedMount() = default;
     ScopedMount(const ScopedMount&) = delete;
@@ -174,6 +177,10 @@ struct ScopedMount {
         }
         if (!path.empty() && is_mount_point(path)) {
             ::umount2(path.c_str(), MNT_DETACH);
+        }
+        if (!remove_after.empty() && !is_mount_point(path)) {
+            std::error_code ec;
+            fs::remove_all(remove_after, ec);
         }
     }
 };
@@ -591,6 +598,7 @@ TEST_CASE("ENOSPC from the underlying filesystem reaches the writer as ENOSPC",
     spec.setup = [&tmpfs](const std::string& ws) {
         REQUIRE(::mount("tmpfs", ws.c_str(), "tmpfs", 0, "size=1m") == 0);
         tmpfs.path = ws;
+        tmpfs.remove_after = fs::path(ws).parent_path();
     };
     MountedGuard g(spec);
 
@@ -658,6 +666,7 @@ TEST_CASE("EIO from the underlying filesystem reaches the caller as EIO",
     spec.setup = [&](const std::string& ws) {
         REQUIRE(::mount(loop.dev.c_str(), ws.c_str(), "ext4", 0, nullptr) == 0);
         ext4.path = ws;
+        ext4.remove_after = fs::path(ws).parent_path();
         ext4.root_fd = ::open(ws.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         write_file(ws + "/existing.txt", "before\n");
     };
