@@ -87,16 +87,6 @@ struct AskingMount {
 // The agent-configuration tier makes `.claude` an ask directory.
 const char* const kAskPolicy = "deny: [\".env\"]\n";
 
-int write_text(const std::string& path, const std::string& text, int flags = O_CREAT | O_TRUNC) {
-    const int fd = ::open(path.c_str(), O_WRONLY | flags, 0644);
-    if (fd < 0) {
-        return errno;
-    }
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    ::close(fd);
-    return n == static_cast<ssize_t>(text.size()) ? 0 : EIO;
-}
-
 void make_claude_dir(const std::string& ws) {
     std::filesystem::create_directories(ws + "/.claude");
 }

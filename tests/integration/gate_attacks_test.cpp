@@ -31,21 +31,6 @@ namespace fs = std::filesystem;
 
 const char* const kPolicy = "deny: [\".env\", \"*.pem\"]\n";
 
-// 0 when the call succeeded, else its errno (read right after the call).
-int errno_of(long rc) {
-    return rc < 0 ? errno : 0;
-}
-
-// open(2): 0 when it opened (the descriptor is closed again), else the errno.
-int open_errno(const std::string& path, int flags, mode_t mode = 0644) {
-    const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
-    if (fd < 0) {
-        return errno;
-    }
-    ::close(fd);
-    return 0;
-}
-
 int set_user_x(const std::string& path, const std::string& value, int flags = 0) {
     return errno_of(::setxattr(path.c_str(), "user.x", value.data(), value.size(), flags));
 }

@@ -175,16 +175,6 @@ int lstat_errno(const std::string& path) {
     return ::lstat(path.c_str(), &st) == 0 ? 0 : errno;
 }
 
-int open_errno(const std::string& path, int flags, mode_t mode = 0644) {
-    errno = 0;
-    const int fd = ::open(path.c_str(), flags, mode);
-    if (fd >= 0) {
-        ::close(fd);
-        return 0;
-    }
-    return errno;
-}
-
 // Relative paths of everything below dir, sorted.
 std::vector<std::string> tree_of(const std::string& dir) {
     std::vector<std::string> out;

@@ -76,31 +76,6 @@ void require(bool can, const std::string& what) {
     FAIL(what);
 }
 
-// 0 when the call succeeded, else its errno (read right after the call).
-int errno_of(long rc) {
-    return rc < 0 ? errno : 0;
-}
-
-int open_errno(const std::string& path, int flags, mode_t mode = 0644) {
-    const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
-    if (fd < 0) {
-        return errno;
-    }
-    ::close(fd);
-    return 0;
-}
-
-int write_text(const std::string& path, const std::string& text) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return errno;
-    }
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    const int err = n < 0 ? errno : 0;
-    ::close(fd);
-    return n == static_cast<ssize_t>(text.size()) ? 0 : (err != 0 ? err : EIO);
-}
-
 std::string trim(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
         s.pop_back();

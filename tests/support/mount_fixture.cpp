@@ -220,6 +220,30 @@ std::string read_file(const std::string& path) {
     return ss.str();
 }
 
+int errno_of(long rc) {
+    return rc < 0 ? errno : 0;
+}
+
+int open_errno(const std::string& path, int flags, mode_t mode) {
+    const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+    if (fd < 0) {
+        return errno;
+    }
+    ::close(fd);
+    return 0;
+}
+
+int write_text(const std::string& path, const std::string& text, int flags) {
+    const int fd = ::open(path.c_str(), O_WRONLY | flags | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return errno;
+    }
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    const int err = n < 0 ? errno : 0;
+    ::close(fd);
+    return n == static_cast<ssize_t>(text.size()) ? 0 : (err != 0 ? err : EIO);
+}
+
 void write_file(const std::string& path, const std::string& bytes, unsigned mode) {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;

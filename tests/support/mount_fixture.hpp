@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 namespace guardfs::test {
@@ -85,6 +86,18 @@ FileState file_state(const std::string& path);
 std::string read_file(const std::string& path);
 
 void write_file(const std::string& path, const std::string& bytes, unsigned mode = 0644);
+
+// System calls as the tests attack with them: each returns 0 or the errno of the call.
+
+// 0 when the call succeeded (rc >= 0), else errno, read right after the call.
+int errno_of(long rc);
+
+// open(2) with O_CLOEXEC added; the descriptor is closed again.
+int open_errno(const std::string& path, int flags, mode_t mode = 0644);
+
+// open(O_WRONLY | flags) and one write(2) of `text`: 0 when all of it was written, else the
+// errno of open or write (EIO for a short write).
+int write_text(const std::string& path, const std::string& text, int flags = O_CREAT | O_TRUNC);
 
 // Fails the test (CI) or skips (GUARDFS_ALLOW_SKIP=1 locally) when FUSE is unusable here.
 void require_fuse();
