@@ -1,9 +1,9 @@
 // Parsing /proc/self/mountinfo; see mountinfo.hpp.
 #include "fusefs/mountinfo.hpp"
 
+#include "base/io.hpp"
+
 #include <algorithm>
-#include <array>
-#include <cerrno>
 
 #include <unistd.h>
 
@@ -99,23 +99,7 @@ bool close_is_noop_below(const std::vector<MountEntry>& mounts, const std::strin
 
 bool read_all_at_start(int fd, std::string& out) {
     out.clear();
-    if (fd < 0 || ::lseek(fd, 0, SEEK_SET) != 0) {
-        return false;
-    }
-    std::array<char, 16384> buf{};
-    for (;;) {
-        const ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return false;
-        }
-        if (n == 0) {
-            return true;
-        }
-        out.append(buf.data(), static_cast<std::size_t>(n));
-    }
+    return fd >= 0 && ::lseek(fd, 0, SEEK_SET) == 0 && base::read_to_end(fd, out) == 0;
 }
 
 } // namespace guardfs::fusefs

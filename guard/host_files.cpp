@@ -1,7 +1,8 @@
 // Reading and writing guardfs's own files; see host_files.hpp.
 #include "guard/host_files.hpp"
 
-#include <array>
+#include "base/io.hpp"
+
 #include <cerrno>
 #include <random>
 
@@ -58,25 +59,9 @@ int read_at(int dirfd, const std::string& rel, std::string& out) {
     if (fd < 0) {
         return errno;
     }
-    out.clear();
-    std::array<char, 65536> buf{};
-    for (;;) {
-        const ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            return err;
-        }
-        if (n == 0) {
-            break;
-        }
-        out.append(buf.data(), static_cast<std::size_t>(n));
-    }
+    const int err = base::read_to_end(fd, out);
     ::close(fd);
-    return 0;
+    return err;
 }
 
 int PlainHostFiles::open_append(const std::string& path) {
