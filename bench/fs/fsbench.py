@@ -26,6 +26,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import math
 import os
 import resource
 import shlex
@@ -77,6 +78,9 @@ OVERLAY_EXTRA = "noacl"
 
 ALL_CONTENDERS = ["native", "guardfs-empty", "guardfs-rec", "guardfs-rec+1000",
                   "bindfs", "mergerfs", "fuse-overlayfs"]
+# With --alt-guardfs: a second guardfs binary (recommended policy), for an A/B comparison of two
+# builds in one interleaved run. Not in the default list.
+ALT = "guardfs-rec-alt"
 ALL_WORKLOADS = ["metadata", "untar", "seqio", "git", "smallio", "build"]
 
 # Rows each workload reports, in table order.
@@ -293,6 +297,8 @@ class Sample:
             return [b.guardfs, "mount", "-f", self.work]
         if n == "guardfs-rec+1000":
             return [b.guardfs, "mount", "-f", "--policy", b.plus1000_policy, self.work]
+        if n == ALT:
+            return [b.alt_guardfs, "mount", "-f", self.work]
         if n == "bindfs":
             return ["bindfs", "-f", *BINDFS_OPTS, self.src, self.work]
         if n == "mergerfs":
@@ -585,6 +591,12 @@ class Bench:
         shutil.copy2(args.guardfs, self.guardfs)
         with open(self.guardfs, "rb") as f:
             self.guardfs_sha = hashlib.sha256(f.read()).hexdigest()[:16]
+        self.alt_guardfs = self.alt_sha = None
+        if args.alt_guardfs:
+            self.alt_guardfs = os.path.join(self.assets, "guardfs-alt")
+            shutil.copy2(args.alt_guardfs, self.alt_guardfs)
+            with open(self.alt_guardfs, "rb") as f:
+                self.alt_sha = hashlib.sha256(f.read()).hexdigest()[:16]
         self.empty_policy = os.path.join(self.assets, "empty.yaml")
         shutil.copy2(EMPTY_POLICY, self.empty_policy)
         self.plus1000_policy = os.path.join(self.assets, "rec-plus-1000.yaml")
@@ -632,6 +644,8 @@ class Bench:
         return {
             "guardfs": f"{rev}{' (+uncommitted product changes)' if dirty else ''}",
             "guardfs_binary_sha256_16": self.guardfs_sha,
+            "alt_guardfs": (f"{self.args.alt_guardfs} (sha256 {self.alt_sha}…)"
+                            if self.alt_guardfs else None),
             "guardfs_binary_built": datetime.datetime.fromtimestamp(
                 os.stat(self.guardfs).st_mtime).astimezone().isoformat(timespec="seconds"),
             "bindfs": cmd_version(["bindfs", "--version"]),
@@ -654,6 +668,7 @@ class Bench:
             "guardfs-rec": "guardfs mount -f WS (built-in recommended policy)",
             "guardfs-rec+1000": "guardfs mount -f --policy rec-plus-1000.yaml WS "
                                 "(recommended: true + 1,000 deny rows)",
+            ALT: f"{self.args.alt_guardfs} mount -f WS (recommended policy)",
             "bindfs": "bindfs -f " + " ".join(BINDFS_OPTS) + " SRC MNT",
             "mergerfs": f"mergerfs -f -o {MERGERFS_OPTS} SRC MNT",
             "fuse-overlayfs": f"fuse-overlayfs -f -o lowerdir=EMPTY,upperdir=UPPER,"
@@ -763,46 +778,89 @@ class Bench:
 # Summary
 
 
+def median_ci(vals: list[float]) -> tuple[float, float | None, float | None]:
+    """The median and a distribution-free confidence interval of at least 95% for it: the k-th
+    smallest and k-th largest values, k the largest with P(Binomial(n, 1/2) < k) <= 2.5%
+    (needs n >= 6; with fewer samples there is no such interval and lo, hi are None)."""
+    x = sorted(vals)
+    n = len(x)
+    k, cum = 0, 0.0
+    for i in range(n + 1):
+        cum += math.comb(n, i) / 2 ** n
+        if cum > 0.025:
+            break
+        k = i + 1
+    if k == 0:
+        return statistics.median(x), None, None
+    return statistics.median(x), x[k - 1], x[n - k]
+
+
+# The issue's targets: (key, numerator, denominator, limit, strict). A target holds when the
+# ratio is <= limit (strict: < limit). Denominator "fastest-passthrough" is the passthrough with
+# the lowest median on that row.
+TARGETS = [
+    ("rec/empty", "guardfs-rec", "guardfs-empty", 1.03, False),
+    ("+1000/empty", "guardfs-rec+1000", "guardfs-empty", 1.05, False),
+    ("rec/fastest-passthrough", "guardfs-rec", "fastest-passthrough", 1.0, True),
+    ("rec/native", "guardfs-rec", "native", 1.3, False),
+]
+NATIVE_TARGET_ROWS = ("meta-stat-walk-warm", "git-status-x5")
+PASSTHROUGHS = ("bindfs", "mergerfs", "fuse-overlayfs")
+
+
+def verdict(lo: float | None, hi: float | None, limit: float, strict: bool) -> str:
+    """met / NOT met when the whole confidence interval is on one side of the limit."""
+    if lo is None or hi is None:
+        return "no CI"
+    if (hi < limit) if strict else (hi <= limit):
+        return "met"
+    if (lo >= limit) if strict else (lo > limit):
+        return "NOT met"
+    return "unresolved"
+
+
 def summarise(result: dict) -> dict:
     contenders = result["contenders"]
     table = {}
+    by_round: dict = {}  # row -> contender -> round -> seconds
     for w in result["workloads"]:
         for row in ROWS[w]:
             meds = {}
             for c in contenders:
-                vals = [s["times"][row] for s in result["samples"]
-                        if s["contender"] == c and s["workload"] == w and row in s["times"]]
+                got = {s["round"]: s["times"][row] for s in result["samples"]
+                       if s["contender"] == c and s["workload"] == w and row in s["times"]}
+                vals = list(got.values())
                 if vals:
+                    by_round.setdefault(row, {})[c] = got
                     meds[c] = {"median": statistics.median(vals), "n": len(vals),
                                "min": min(vals), "max": max(vals)}
             nat = meds.get("native", {}).get("median")
             for c, m in meds.items():
                 m["ratio"] = m["median"] / nat if nat else None
             table[row] = meds
+    # Targets, from paired ratios: within a round the contenders of one workload run one after
+    # another, so the ratio of two samples of the same round cancels most of the machine's slow
+    # drift. Reported: the median of the per-round ratios, a >= 95% confidence interval for it,
+    # and the verdict only when the interval lies on one side of the limit.
     targets = {}
-
-    def med(row, c):
-        return table.get(row, {}).get(c, {}).get("median")
-
     for row, meds in table.items():
         t = {}
-        e, rec, p1k = med(row, "guardfs-empty"), med(row, "guardfs-rec"), med(row, "guardfs-rec+1000")
-        if e and rec:
-            t["rec_vs_empty"] = rec / e
-            t["rec_within_3pct"] = rec / e <= 1.03
-        if e and p1k:
-            t["plus1000_vs_empty"] = p1k / e
-            t["plus1000_within_5pct"] = p1k / e <= 1.05
-        others = {c: med(row, c) for c in ("bindfs", "mergerfs", "fuse-overlayfs") if med(row, c)}
-        if rec and others:
-            best = min(others, key=others.get)
-            t["fastest_passthrough"] = best
-            t["rec_vs_fastest_passthrough"] = rec / others[best]
-            t["rec_faster_than_passthroughs"] = rec < others[best]
-        nat = med(row, "native")
-        if rec and nat and row in ("meta-stat-walk-warm", "git-status-x5"):
-            t["rec_vs_native"] = rec / nat
-            t["rec_within_1.3x_native"] = rec / nat <= 1.3
+        passes = {c: meds[c]["median"] for c in PASSTHROUGHS if c in meds}
+        fastest = min(passes, key=passes.get) if passes else None
+        for key, num, den, limit, strict in TARGETS:
+            if key == "rec/native" and row not in NATIVE_TARGET_ROWS:
+                continue
+            den_c = fastest if den == "fastest-passthrough" else den
+            a, b = by_round.get(row, {}).get(num), by_round.get(row, {}).get(den_c)
+            if not a or not b:
+                continue
+            ratios = [a[r] / b[r] for r in sorted(a) if r in b and b[r] > 0]
+            if not ratios:
+                continue
+            m, lo, hi = median_ci(ratios)
+            t[key] = {"against": den_c, "median": m, "lo": lo, "hi": hi, "n": len(ratios),
+                      "ratio_of_medians": meds[num]["median"] / meds[den_c]["median"],
+                      "limit": limit, "verdict": verdict(lo, hi, limit, strict)}
         targets[row] = t
     cpu = {}
     for w in result["workloads"]:
@@ -862,26 +920,29 @@ def fmt_table(result: dict, summary: dict, markdown: bool) -> str:
 
 
 def fmt_targets(summary: dict, markdown: bool) -> str:
+    keys = [k for k, *_ in TARGETS]
+    heads = {k: f"{k} ({'<' if strict else '≤'}{limit:g})" for k, _, _, limit, strict in TARGETS}
     lines = []
     if markdown:
-        lines.append("| row | rec/empty (≤1.03) | +1000/empty (≤1.05) | rec/fastest passthrough (<1) | rec/native (≤1.3) |")
-        lines.append("|---|---:|---:|---:|---:|")
+        lines.append("| row | " + " | ".join(heads[k] for k in keys) + " |")
+        lines.append("|---|" + "---|" * len(keys))
     for row, t in summary["targets"].items():
-        def cell(key, ok):
-            if key not in t:
-                return "-"
-            return f"{t[key]:.3f} {'met' if t[ok] else 'NOT met'}"
-        c1 = cell("rec_vs_empty", "rec_within_3pct")
-        c2 = cell("plus1000_vs_empty", "plus1000_within_5pct")
-        c3 = cell("rec_vs_fastest_passthrough", "rec_faster_than_passthroughs")
-        if "fastest_passthrough" in t:
-            c3 += f" ({t['fastest_passthrough']})"
-        c4 = cell("rec_vs_native", "rec_within_1.3x_native")
+        cells = []
+        for k in keys:
+            v = t.get(k)
+            if not v:
+                cells.append("-")
+                continue
+            who = f" ({v['against']})" if k == "rec/fastest-passthrough" else ""
+            if v["lo"] is None:
+                cells.append(f"{v['median']:.3f} (no CI){who}")
+            else:
+                cells.append(f"{v['median']:.3f} [{v['lo']:.3f}, {v['hi']:.3f}] "
+                             f"{v['verdict']}{who}")
         if markdown:
-            lines.append(f"| {row} | {c1} | {c2} | {c3} | {c4} |")
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
         else:
-            lines.append(f"{row:22s} rec/empty {c1:16s} +1000/empty {c2:16s} "
-                         f"rec/best-pass {c3:30s} rec/native {c4}")
+            lines.append(f"{row:22s} " + "  ".join(f"{k}: {c}" for k, c in zip(keys, cells)))
     return "\n".join(lines)
 
 
@@ -918,7 +979,10 @@ def write_md(path: str, result: dict, summary: dict, json_path: str | None) -> N
         o.append(f"  - {c}: `{opt}`")
     o.append("\nMedians (seconds) and ratio to native of the same run:\n")
     o.append(fmt_table(result, summary, True))
-    o.append("\nTargets (ratios of medians):\n")
+    o.append("\nTargets: median of the per-round paired ratios, [a >= 95% distribution-free "
+             "confidence interval for it], and the verdict (met / NOT met only when the whole "
+             "interval is on one side of the limit; unresolved otherwise; no CI below 6 "
+             "rounds):\n")
     o.append(fmt_targets(summary, True))
     o.append("\nDaemon CPU time (user+system seconds per sample, median; the whole workload "
              "including its untimed setup; less sensitive to the machine's load than wall time):\n")
@@ -1097,6 +1161,8 @@ def main() -> int:
     ap.add_argument("--contenders", default=",".join(ALL_CONTENDERS),
                     help=f"comma list of {','.join(ALL_CONTENDERS)}")
     ap.add_argument("--guardfs", default=DEFAULT_GUARDFS)
+    ap.add_argument("--alt-guardfs", metavar="BINARY",
+                    help=f"a second guardfs build, added as contender {ALT} (A/B comparison)")
     ap.add_argument("--base-dir", default="/var/tmp", help="parent of the temporary tree")
     ap.add_argument("--json", help="write raw samples and summary to this file")
     ap.add_argument("--md", help="append a section for this run to this Markdown file")
@@ -1114,7 +1180,7 @@ def main() -> int:
     if os.geteuid() != 0:
         print("fsbench: run as root (drop_caches, FUSE mounts)", file=sys.stderr)
         return 2
-    for k in ("json", "md", "guardfs", "base_dir"):
+    for k in ("json", "md", "guardfs", "alt_guardfs", "base_dir"):
         if getattr(args, k):
             setattr(args, k, os.path.abspath(getattr(args, k)))
     os.chdir("/")
@@ -1138,8 +1204,11 @@ def main() -> int:
     for w in args.workloads:
         if w not in WORKLOADS:
             ap.error(f"unknown workload {w}")
+    if args.alt_guardfs:
+        if ALT not in args.contenders:
+            args.contenders.append(ALT)
     for c in args.contenders:
-        if c not in ALL_CONTENDERS:
+        if c not in ALL_CONTENDERS and not (c == ALT and args.alt_guardfs):
             ap.error(f"unknown contender {c}")
     if "native" not in args.contenders:
         ap.error("native is the baseline of every ratio; keep it in --contenders")
