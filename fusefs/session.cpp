@@ -300,6 +300,12 @@ int serve(const MountOptions& options, GuardSetup setup) {
                          o.c_str());
             return 2;
         }
+        // The kernel's writeback cache (docs/decisions/008): guardfs's own choice, named as
+        // libfuse's option parser names it, never passed to the kernel.
+        if (o == "writeback_cache" || o == "no_writeback_cache") {
+            cfg.writeback = o == "writeback_cache";
+            continue;
+        }
         shared = shared || o == "allow_other" || o == "allow_root";
         opts.push_back(o);
     }

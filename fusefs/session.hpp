@@ -22,7 +22,7 @@ struct MountOptions {
     std::vector<std::string> fuse_options; // the -o values, as given
     unsigned max_threads = 64;
     double timeout_seconds = 86400.0;
-    bool writeback = true;
+    bool writeback = false; // the kernel's writeback cache; -o writeback_cache turns it on
     // guardfs run: called once mounted and made non-dumpable, while the process is still
     // single-threaded (it forks the command). Returns 0, or an exit code to stop with.
     std::function<int(fuse_session* se, const std::string& mountpoint)> after_mount;
