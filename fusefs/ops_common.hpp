@@ -79,7 +79,7 @@ template <typename Open>
 int open_relieved(Fs& fs, Open&& open) {
     int fd = open();
     if (fd < 0 && (errno == EMFILE || errno == ENFILE) && fs.reclaimer != nullptr &&
-        fs.reclaimer->relieve(std::chrono::milliseconds(250))) {
+        fs.reclaimer->relieve(std::chrono::milliseconds(1000))) {
         fd = open();
     }
     return fd;
