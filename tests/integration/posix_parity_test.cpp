@@ -1678,6 +1678,27 @@ TEST_CASE("directory listings hold the same names, each once, as the native file
         r.ls("mixed/f", "ENOTDIR");
         r.ls("missing", "ENOENT");
         r.ls("mixed/d", "(empty)");
+        // A directory removed between opendir and its first readdir ends the listing at once,
+        // as natively.
+        r.mkdir("gone", 0755, "0");
+        r.put("gone/f", "");
+        r.note(
+            "readdir of a directory removed after opendir",
+            [&] {
+                DIR* d = ::opendir(r.path("gone").c_str());
+                if (d == nullptr) {
+                    return "opendir " + err_name(errno);
+                }
+                const bool removed =
+                    ::unlink(r.path("gone/f").c_str()) == 0 && ::rmdir(r.path("gone").c_str()) == 0;
+                errno = 0;
+                const dirent* e = ::readdir(d);
+                std::string got = e != nullptr ? "entry " + std::string(e->d_name)
+                                               : (errno == 0 ? "end" : "end " + err_name(errno));
+                ::closedir(d);
+                return (removed ? "" : "not removed, ") + got;
+            }(),
+            "end");
         r.ls("", expected_listing({{"many", "dir"}, {"mixed", "dir"}, {"pre", "dir"}}));
     };
     check_parity(p);

@@ -201,6 +201,7 @@ TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed"
     } restore{saved};
 
     Workspace w;
+    const std::string plain = w.t.mkdir("plain");
     REQUIRE(run({"chown", "-R", "65534:65534", w.t.path()}).exit_code == 0);
     REQUIRE(::chmod(w.t.path().c_str(), 0755) == 0);
     const std::string script =
@@ -222,6 +223,34 @@ TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed"
     CHECK(r.err.find("Permission denied") != std::string::npos);
     CHECK(read_file(w.ws + "/.env") == "SECRET=1\n");
     CHECK(read_file(w.ws + "/mine.txt") == "hi\n");
+
+    // guardfs mount by the same user (no namespace, no default_permissions): a directory its
+    // owner may not read cannot be opened, as natively (the daemon's own open of it fails).
+    struct Unmount {
+        std::string path;
+
+        ~Unmount() {
+            if (is_mount_point(path)) {
+                run({"umount", "-l", path});
+            }
+        }
+    } unmount{plain};
+
+    const std::string mounted =
+        "mkdir " + plain + "/locked && chmod 300 " + plain + "/locked && " + GUARDFS_BIN +
+        " mount --policy " + w.policy + " " + plain +
+        " && { python3 -c 'import os, sys; "
+        "os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)' " +
+        plain + "/locked 2>/dev/null && echo OPENED locked || echo refused locked; chmod 700 " +
+        plain + "/locked && touch " + plain + "/locked/f && ls " + plain +
+        "/locked; fusermount3 -u " + plain + "; }";
+    const auto m = run(
+        {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", mounted},
+        o);
+    CAPTURE(m.out, m.err);
+    CHECK(m.exit_code == 0);
+    CHECK(m.out == "refused locked\nf\n");
+    CHECK(!is_mount_point(plain));
 }
 
 TEST_CASE("a command that cannot be started reports it with the shell's exit codes",
