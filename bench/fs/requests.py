@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Count the FUSE requests and the daemon's system calls per operation, for guardfs and the
+passthroughs (issue #6). Counts do not depend on the machine's load, so they compare the
+contenders where wall-clock times on a shared machine cannot.
+
+For each contender a fresh mount over an empty directory on the same filesystem; for each phase,
+strace follows every thread of the daemon while a Python loop makes N operations through the
+mount. A request is one read (or splice) of the daemon's /dev/fuse descriptor; FORGET requests
+have no reply, every other request has one. The phase's own untraced warm-up (e.g. the first
+stat walk) runs before strace attaches. Contenders: guardfs-rec (built-in policy),
+guardfs-empty, guardfs-rec-wb (-o writeback_cache), bindfs, mergerfs, fuse-overlayfs, with
+fsbench.py's options.
+
+    python3 bench/fs/requests.py [--n 1000] [--contenders guardfs-rec,bindfs,...] [--json F]
+
+Runs as root (FUSE mounts, strace of the daemons).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import fsbench  # noqa: E402  (contender options and the empty policy, shared with fsbench)
+
+# Each phase: (name, setup run untraced, the traced loop). Both run as `python3 -c` in the
+# mount with N as argv[1]. Setup leaves what the loop needs.
+PHASES = [
+    ("create+write", "",
+     "for i in range(n):\n"
+     "    with open('f%05d' % i, 'w') as f: f.write('x' * 100)\n"),
+    ("stat-after-write", "", "for i in range(n): os.stat('f%05d' % i)\n"),
+    ("stat-warm", "", "for i in range(n): os.stat('f%05d' % i)\n"),
+    ("open-read-close", "",
+     "for i in range(n):\n"
+     "    with open('f%05d' % i) as f: f.read()\n"),
+    ("open-append-close", "",
+     "for i in range(n):\n"
+     "    fd = os.open('append.log', os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)\n"
+     "    os.write(fd, b'line\\n'); os.close(fd)\n"),
+    ("rename", "", "for i in range(n): os.rename('f%05d' % i, 'g%05d' % i)\n"),
+    ("unlink", "", "for i in range(n): os.unlink('g%05d' % i)\n"),
+    ("mkdir", "", "for i in range(n): os.mkdir('d%05d' % i)\n"),
+    ("rmdir", "", "for i in range(n): os.rmdir('d%05d' % i)\n"),
+]
+GIT_PHASE = "git status"
+
+
+def fuse_fds(pid: int) -> set[str]:
+    fds = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == "/dev/fuse":
+                fds.add(fd)
+        except OSError:
+            pass
+    return fds
+
+
+START = re.compile(r"^(\d+)\s+([a-z0-9_]+)\((\d+)?")
+RESUMED = re.compile(r"^(\d+)\s+<\.\.\. ([a-z0-9_]+) resumed>")
+RESULT = re.compile(r"\)\s+= (-?\d+)")
+
+
+def count(trace: str, fds: set[str]) -> tuple[int, int]:
+    """(requests, system calls) in an `strace -f` output file. A request is a read, readv or
+    splice of a /dev/fuse descriptor that returned bytes; a call blocked when strace attached or
+    detached is not counted."""
+    requests = calls = 0
+    pending: dict[str, tuple[str, str | None]] = {}  # thread -> its unfinished call
+    with open(trace) as f:
+        for line in f:
+            if m := START.match(line):
+                tid, name, fd = m.groups()
+                if line.rstrip().endswith("<unfinished ...>"):
+                    pending[tid] = (name, fd)
+                    continue
+            elif m := RESUMED.match(line):
+                tid, name = m.groups()
+                if tid not in pending:
+                    continue  # began before strace attached
+                name, fd = pending.pop(tid)
+            else:
+                continue
+            r = RESULT.search(line)
+            if r is None:
+                continue  # still blocked when strace detached
+            calls += 1
+            if name in ("read", "readv", "splice") and fd in fds and int(r.group(1)) > 0:
+                requests += 1
+    return requests, calls
+
+
+class Mounted:
+    def __init__(self, name: str, base: str, args):
+        self.name, self.args = name, args
+        self.dir = os.path.join(base, name)
+        os.makedirs(self.dir)
+        ws = os.path.join(self.dir, "ws")
+        os.mkdir(ws)
+        self.work = ws
+        if name.startswith("guardfs"):
+            pol = {"guardfs-empty": ["--policy", fsbench.EMPTY_POLICY], "guardfs-rec": [],
+                   "guardfs-rec-wb": ["-o", "writeback_cache"]}[name]
+            cmd = [args.guardfs, "mount", "-f", *pol, ws]
+        else:
+            mnt = os.path.join(self.dir, "mnt")
+            os.mkdir(mnt)
+            self.work = mnt
+            if name == "bindfs":
+                cmd = ["bindfs", "-f", *fsbench.BINDFS_OPTS, ws, mnt]
+            elif name == "mergerfs":
+                cmd = ["mergerfs", "-f", "-o", fsbench.MERGERFS_OPTS, ws, mnt]
+            elif name == "fuse-overlayfs":
+                lower, wdir = os.path.join(self.dir, "lower"), os.path.join(self.dir, "wd")
+                os.mkdir(lower)
+                os.mkdir(wdir)
+                cmd = ["fuse-overlayfs", "-f", "-o",
+                       f"lowerdir={lower},upperdir={ws},workdir={wdir},{fsbench.OVERLAY_EXTRA}",
+                       mnt]
+            else:
+                raise ValueError(name)
+        self.log = open(os.path.join(self.dir, "daemon.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        for _ in range(200):
+            if os.path.ismount(self.work):
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{name} exited: see {self.log.name}")
+            time.sleep(0.05)
+        else:
+            raise RuntimeError(f"{name} did not mount")
+
+    def traced(self, fn) -> tuple[int, int]:
+        fds = fuse_fds(self.proc.pid)
+        out = os.path.join(self.dir, "trace")
+        st = subprocess.Popen(["strace", "-f", "-qq", "-o", out, "-p", str(self.proc.pid)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)  # strace attaches to every thread
+        try:
+            fn()
+        finally:
+            time.sleep(0.5)  # asynchronous requests (release, forget) of the loop arrive
+            st.send_signal(2)
+            st.wait()
+        return count(out, fds)
+
+    def close(self) -> None:
+        subprocess.run(["fusermount3", "-u", self.work], check=False)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def py(work: str, body: str, n: int) -> None:
+    code = "import os, sys\nn = int(sys.argv[1])\n" + body
+    subprocess.run([sys.executable, "-I", "-S", "-c", code, str(n)], cwd=work, check=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=1000, help="operations per phase (default 1000)")
+    ap.add_argument("--git-n", type=int, default=5, help="git status runs (default 5)")
+    ap.add_argument("--contenders",
+                    default="guardfs-rec,guardfs-empty,guardfs-rec-wb,bindfs,mergerfs,"
+                            "fuse-overlayfs")
+    ap.add_argument("--guardfs", default=fsbench.DEFAULT_GUARDFS)
+    ap.add_argument("--base-dir", default="/var/tmp")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    args.guardfs = os.path.abspath(args.guardfs)
+    contenders = args.contenders.split(",")
+    base = tempfile.mkdtemp(prefix="fsreq.", dir=args.base_dir)
+    tar = os.path.join(base, "tree.tar")
+    subprocess.run(["tar", "-C", "/usr/share", "--exclude=*.pfx", "-cf", tar, "cmake-3.25"],
+                   check=True)
+    env = dict(os.environ, HOME=base, **fsbench.GIT_ENV)
+    res: dict = {}
+    try:
+        for c in contenders:
+            m = Mounted(c, base, args)
+            try:
+                res[c] = {}
+                for name, setup, loop in PHASES:
+                    if setup:
+                        py(m.work, setup, args.n)
+                    r, k = m.traced(lambda: py(m.work, loop, args.n))
+                    res[c][name] = (r / args.n, k / args.n)
+                repo = os.path.join(m.work, "repo")
+                os.mkdir(repo)
+                subprocess.run(["tar", "-xf", tar, "--strip-components=1"], cwd=repo, check=True)
+                for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                            ["git", "commit", "-q", "-m", "import"],
+                            ["git", "status", "--porcelain"]):
+                    subprocess.run(cmd, cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+
+                def status():
+                    for _ in range(args.git_n):
+                        subprocess.run(["git", "status", "--porcelain"], cwd=repo, env=env,
+                                       check=True, stdout=subprocess.DEVNULL)
+                r, k = m.traced(status)
+                res[c][GIT_PHASE] = (r / args.git_n, k / args.git_n)
+            finally:
+                m.close()
+            print(f"{c}: " + ", ".join(f"{p} {r:.2f}/{k:.2f}" for p, (r, k) in res[c].items()),
+                  file=sys.stderr, flush=True)
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", base], check=False)
+    phases = [p for p, _, _ in PHASES] + [GIT_PHASE]
+    print("FUSE requests per operation (daemon system calls per operation, requests included)")
+    print(f"{'operation':20s}" + "".join(f"{c:>22s}" for c in contenders))
+    for p in phases:
+        print(f"{p:20s}" + "".join(f"{res[c][p][0]:>12.2f} ({res[c][p][1]:6.2f})"
+                                   for c in contenders))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"n": args.n, "git_n": args.git_n, "contenders": contenders,
+                       "per_op": {c: {p: {"requests": r, "syscalls": k}
+                                      for p, (r, k) in v.items()} for c, v in res.items()}},
+                      f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
