@@ -717,6 +717,9 @@ TEST_CASE("walking more files than the daemon may hold descriptors for leaves th
     MountedGuard g(spec);
     const rlimit low{1024, 1024};
     REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
+    // The reclaimer reads the limit when it wakes, at least once a second (threat model, item
+    // 12); a walk started before that can run into the lowered limit unrelieved.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     int failures = 0;
     int first_errno = 0;
     for (int d = 0; d < 3; ++d) {
@@ -771,6 +774,9 @@ TEST_CASE("a working directory inside the mount survives a walk over more direct
     MountedGuard g(spec);
     const rlimit low{1024, 1024};
     REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
+    // The reclaimer reads the limit when it wakes, at least once a second (threat model, item
+    // 12); a walk started before that can run into the lowered limit unrelieved.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     // A shell that sits in home/sub (looked up first, so the least recently used inode) while
     // the walk runs, then asks where it is.
     const std::string ready = g.ws("../ready");
@@ -827,6 +833,9 @@ TEST_CASE("a mount made inside the guarded tree is never detached to free descri
     REQUIRE(write_text(g.ws("inner/marker"), "x\n") == 0);
     const rlimit low{1024, 1024};
     REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
+    // The reclaimer reads the limit when it wakes, at least once a second (threat model, item
+    // 12); a walk started before that can run into the lowered limit unrelieved.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     for (int i = 0; i < 1500; ++i) {
         struct stat st {};
 
