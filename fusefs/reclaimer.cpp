@@ -155,8 +155,11 @@ void Reclaimer::refresh_limit() noexcept {
     }
     const std::size_t reserve = std::min(kReserveMax, limit / 4);
     const std::size_t budget = limit - reserve;
-    high_.store(budget * 3 / 4, std::memory_order_relaxed);
-    low_ = budget / 2;
+    // Half the budget: the other half is headroom for lookups made while the kernel is still
+    // forgetting (a lookup that meets EMFILE holds its directory, so entries there cannot be
+    // dropped until it gives up).
+    high_.store(budget / 2, std::memory_order_relaxed);
+    low_ = budget / 3;
 }
 
 void Reclaimer::run() {
