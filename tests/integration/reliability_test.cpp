@@ -462,6 +462,16 @@ std::string random_bytes(std::size_t n, unsigned seed, bool allow_nul) {
     return s;
 }
 
+// Lowers the daemon's RLIMIT_NOFILE to 1024 (prlimit(2) on a process of the same user), then
+// waits until its reclaimer has read the new limit: it reads it when it wakes, at least once a
+// second (threat model, item 12), and a walk started before that can run into the lowered limit
+// unrelieved.
+void lower_descriptor_limit(const MountedGuard& g) {
+    const rlimit low{1024, 1024};
+    REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+}
+
 } // namespace
 
 // =============================================================================================
@@ -717,11 +727,7 @@ TEST_CASE("walking more files than the daemon may hold descriptors for leaves th
         }
     };
     MountedGuard g(spec);
-    const rlimit low{1024, 1024};
-    REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
-    // The reclaimer reads the limit when it wakes, at least once a second (threat model, item
-    // 12); a walk started before that can run into the lowered limit unrelieved.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    lower_descriptor_limit(g);
     int failures = 0;
     int first_errno = 0;
     for (int d = 0; d < 3; ++d) {
@@ -774,11 +780,7 @@ TEST_CASE("a working directory inside the mount survives a walk over more direct
         }
     };
     MountedGuard g(spec);
-    const rlimit low{1024, 1024};
-    REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
-    // The reclaimer reads the limit when it wakes, at least once a second (threat model, item
-    // 12); a walk started before that can run into the lowered limit unrelieved.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    lower_descriptor_limit(g);
     // A shell that sits in home/sub (looked up first, so the least recently used inode) while
     // the walk runs, then asks where it is.
     const std::string ready = g.ws("../ready");
@@ -833,11 +835,7 @@ TEST_CASE("a mount made inside the guarded tree is never detached to free descri
     REQUIRE(::mount("tmpfs", g.ws("inner").c_str(), "tmpfs", 0, "size=1m") == 0);
     inner.path = g.ws("inner");
     REQUIRE(write_text(g.ws("inner/marker"), "x\n") == 0);
-    const rlimit low{1024, 1024};
-    REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
-    // The reclaimer reads the limit when it wakes, at least once a second (threat model, item
-    // 12); a walk started before that can run into the lowered limit unrelieved.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    lower_descriptor_limit(g);
     for (int i = 0; i < 1500; ++i) {
         struct stat st {};
 
