@@ -133,7 +133,9 @@ struct Fs {
     std::mutex released_m;
     std::condition_variable released_cv;
     std::atomic<bool> read_face{false}; // the policy hides paths (design §8)
-    Reclaimer* reclaimer = nullptr;     // set before requests are served, cleared after
+    // The kernel opens directories without OPENDIR (decision 008): set once, at INIT.
+    std::atomic<bool> no_opendir{false};
+    Reclaimer* reclaimer = nullptr; // set before requests are served, cleared after
 };
 
 // The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every

@@ -40,28 +40,8 @@ private:
     bool write_granted_;
 };
 
-struct DirHandle {
-    DIR* dp = nullptr;
-    off_t offset = 0;
-    std::mutex m; // serialises readdir on this handle
-
-    DirHandle() = default;
-    DirHandle(const DirHandle&) = delete;
-    DirHandle& operator=(const DirHandle&) = delete;
-
-    ~DirHandle() {
-        if (dp != nullptr) {
-            ::closedir(dp);
-        }
-    }
-};
-
 inline FileHandle& file_handle(const fuse_file_info* fi) noexcept {
     return *reinterpret_cast<FileHandle*>(fi->fh); // NOLINT: set by open/create
-}
-
-inline DirHandle& dir_handle(const fuse_file_info* fi) noexcept {
-    return *reinterpret_cast<DirHandle*>(fi->fh); // NOLINT: set by opendir
 }
 
 // "/proc/self/fd/N", NUL-terminated, without allocating.

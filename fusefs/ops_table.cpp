@@ -29,7 +29,7 @@ int refuse_unplaceable(Fs& fs, fuse_req_t req, Prepared& p) noexcept {
 namespace {
 
 void do_init(void* userdata, fuse_conn_info* conn) {
-    const Fs& fs = *static_cast<Fs*>(userdata);
+    Fs& fs = *static_cast<Fs*>(userdata);
     auto want = [conn](unsigned cap) {
         if ((conn->capable & cap) != 0) {
             conn->want |= cap;
@@ -48,6 +48,11 @@ void do_init(void* userdata, fuse_conn_info* conn) {
     want(FUSE_CAP_READDIRPLUS);
     want(FUSE_CAP_READDIRPLUS_AUTO);
     conn->want &= ~static_cast<unsigned>(FUSE_CAP_EXPORT_SUPPORT);
+    // With cached listings, OPENDIR is answered ENOSYS once and the kernel then opens
+    // directories itself, keeping their listings cached (decision 008): two round trips less
+    // per opendir(3).
+    fs.no_opendir.store(fs.cfg.timeout > 0 && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) != 0,
+                        std::memory_order_relaxed);
 }
 
 void do_destroy(void* /*userdata*/) {}

@@ -1678,6 +1678,21 @@ TEST_CASE("directory listings hold the same names, each once, as the native file
         r.ls("mixed/f", "ENOTDIR");
         r.ls("missing", "ENOENT");
         r.ls("mixed/d", "(empty)");
+        // fsync and fdatasync of a directory descriptor (the daemon keeps no directory handle:
+        // it opens the directory for the call).
+        for (const bool data : {false, true}) {
+            r.call(data ? "fdatasync of a directory" : "fsync of a directory", "0", [&] {
+                const int fd = ::open(r.path("mixed").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0) {
+                    return -1;
+                }
+                const int rc = data ? ::fdatasync(fd) : ::fsync(fd);
+                const int err = errno;
+                ::close(fd);
+                errno = err;
+                return rc;
+            });
+        }
         // A directory removed between opendir and its first readdir ends the listing at once,
         // as natively.
         r.mkdir("gone", 0755, "0");
