@@ -26,6 +26,9 @@ namespace {
 // approver's pipes, libfuse's own, and the judge's reads of the underlying tree.
 constexpr std::size_t kReserveMax = 256;
 
+// The least headroom the reclaimer leaves above its high-water mark (see refresh_limit).
+constexpr std::size_t kHeadroomMin = 4096;
+
 // Whether anything is mounted on a guardfs mount at one of `points` in this mount namespace
 // (a mount below a mount below it is found through its parent). Invalidating an entry detaches
 // the mounts on and below it (d_invalidate), so the reclaimer must not touch such a tree.
@@ -155,11 +158,15 @@ void Reclaimer::refresh_limit() noexcept {
     }
     const std::size_t reserve = std::min(kReserveMax, limit / 4);
     const std::size_t budget = limit - reserve;
-    // Half the budget: the other half is headroom for lookups made while the kernel is still
-    // forgetting (a lookup that meets EMFILE holds its directory, so entries there cannot be
-    // dropped until it gives up).
-    high_.store(budget / 2, std::memory_order_relaxed);
-    low_ = budget / 3;
+    // Headroom above the mark, for lookups made while the kernel is still forgetting (a lookup
+    // that meets EMFILE holds its directory, so entries there cannot be dropped until it gives
+    // up): a quarter of the budget, but at least kHeadroomMin descriptors and at most half. A
+    // small limit (1,024: half the budget) needs the room more than a large one (20,000: a
+    // quarter), where a lower mark would only make the kernel forget a tree it walks again.
+    const std::size_t headroom = std::min(budget / 2, std::max(budget / 4, kHeadroomMin));
+    const std::size_t high = budget - headroom;
+    high_.store(high, std::memory_order_relaxed);
+    low_ = high / 3 * 2;
 }
 
 void Reclaimer::run() {
