@@ -24,6 +24,18 @@
 
 namespace guardfs::fusefs {
 
+// A directory listing left where the last READDIR stopped (fusefs/ops_dir.cpp): the kernel fills
+// its listing cache in sequence, and the next request continues here without opening the
+// directory again or seeking (a seek is O(offset) on overlayfs, and reopening an overlayfs
+// directory merges its layers again).
+struct Listing {
+    base::UniqueFd fd;              // the directory, open for reading
+    std::int64_t next = 0;          // the offset the kernel asks for to continue
+    bool at_end = false;            // fd has no entries left after raw[pos, len)
+    std::vector<std::uint64_t> raw; // dirent64 records read from fd (8-byte aligned)
+    std::size_t pos = 0, len = 0;   // the bytes of raw not yet handed out: [pos, len)
+};
+
 struct Inode {
     base::UniqueFd fd; // O_PATH | O_NOFOLLOW, never closed while the inode is in the table
     dev_t dev = 0;
@@ -45,6 +57,8 @@ struct Inode {
     ino_t parent_ino = 0;
     std::string entry_name;
     std::uint64_t reclaim_asked = 0; // the stamp at which the kernel was asked to forget it
+    // A directory's unfinished listing, taken out while a READDIR uses it (one at a time).
+    std::unique_ptr<Listing> listing;
 
     // At most this many names are remembered per inode (design §3: every name seen).
     static constexpr std::size_t kMaxNames = 32;

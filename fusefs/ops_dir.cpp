@@ -3,8 +3,11 @@
 #include "fusefs/handlers.hpp"
 #include "fusefs/ops_common.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,11 +23,13 @@ bool is_dot_or_dotdot(const char* name) noexcept {
     return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-// A descriptor of inode `in` open for listing (the daemon's own open: where an unreadable
-// directory is refused), or -1 with errno.
+// A descriptor of inode `in` open for listing, or -1 with errno. Reopened through /proc, so
+// only read permission on the directory is needed, as for opendir(3) (openat(fd, ".") would also
+// need search permission); the daemon's own open is where an unreadable directory is refused.
 int open_listing(Fs& fs, Inode& in) {
-    return open_relieved(
-        fs, [&] { return ::openat(in.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+    const ProcPath proc(in.fd.get());
+    return open_relieved(fs,
+                         [&] { return ::open(proc.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
 }
 
 // Directories keep no handle (decision 008). Where the kernel supports it, OPENDIR is answered
@@ -50,9 +55,33 @@ void do_opendir_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_open(req, fi);
 }
 
-// One READDIR(PLUS) answer: the directory is opened for this request alone and placed at the
-// offset (the d_off of the last entry handed out), so requests share no state. The kernel fills
-// its listing cache from offset 0 on and asks for other offsets only when a program seeks.
+// The listing of `dir` that continues at `offset`, into `out`: its unfinished one when that
+// stopped there, else the directory opened afresh and placed at the offset (the d_off of the
+// last entry handed out). Entries are read `raw_bytes` at a time: about one answer's worth, so
+// a listing a program abandons keeps little (its descriptor and at most that many bytes) until
+// the directory is listed again or forgotten. Returns 0 or an errno.
+int listing_at(Fs& fs, Inode& dir, off_t offset, std::size_t raw_bytes,
+               std::unique_ptr<Listing>& out) {
+    {
+        std::lock_guard<std::mutex> lock(dir.m);
+        out = std::move(dir.listing);
+    }
+    if (out != nullptr && out->next == offset) {
+        return 0;
+    }
+    out = std::make_unique<Listing>();
+    out->fd = base::UniqueFd(open_listing(fs, dir));
+    if (!out->fd.valid() || (offset != 0 && ::lseek(out->fd.get(), offset, SEEK_SET) < 0)) {
+        return errno;
+    }
+    out->next = offset;
+    out->raw.resize((raw_bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+    return 0;
+}
+
+// One READDIR(PLUS) answer. The kernel fills its listing cache from offset 0 on, one request
+// after another, so the listing is kept with the inode between them (Listing); a request at
+// any other offset (a program that seeks) opens the directory afresh.
 void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) {
     Fs& fs = fs_of(req);
     Inode& dir = fs.inodes.get(ino);
@@ -62,75 +91,82 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) 
         fuse_reply_err(req, EACCES); // cannot place the directory: list nothing
         return;
     }
-    const base::UniqueFd fd(open_listing(fs, dir));
-    if (!fd.valid()) {
-        fuse_reply_err(req, errno);
+    // A dirent64 is never larger than the FUSE entry made of it: `size` bytes of them fill an
+    // answer (a READDIRPLUS answer holds about a fifth as many).
+    std::unique_ptr<Listing> l;
+    if (const int open_err = listing_at(fs, dir, offset, std::max<std::size_t>(size, 4096), l);
+        open_err != 0) {
+        fuse_reply_err(req, open_err);
         return;
     }
-    if (offset != 0 && ::lseek(fd.get(), offset, SEEK_SET) < 0) {
-        fuse_reply_err(req, errno);
-        return;
-    }
-    // The answer, and the raw entries in 8-byte units (dirent64's alignment). A dirent64 is
-    // never larger than the FUSE entry made of it, so `size` bytes of them fill the answer with
-    // one getdents64 call as a rule.
     std::vector<char> answer(size);
-    std::vector<std::uint64_t> raw_buf((size + 7) / 8);
-    char* const out = answer.data();
-    char* const raw = reinterpret_cast<char*>(raw_buf.data()); // NOLINT: byte view
-    const size_t raw_size = raw_buf.size() * sizeof(std::uint64_t);
-    char* p = out;
+    char* p = answer.data();
     size_t rem = size;
     int err = 0;
-    bool full = false;
-    while (!full) {
-        const ssize_t n = ::getdents64(fd.get(), raw, raw_size);
-        if (n <= 0) {
-            err = n < 0 ? errno : 0; // 0: the end
+    for (;;) {
+        if (l->pos == l->len) {
+            if (l->at_end) {
+                break;
+            }
+            char* raw = reinterpret_cast<char*>(l->raw.data()); // NOLINT: byte view
+            const ssize_t n = ::getdents64(l->fd.get(), raw, l->raw.size() * sizeof(std::uint64_t));
+            if (n <= 0) {
+                err = n < 0 ? errno : 0;
+                l->at_end = true;
+                l->fd.reset(); // the end: only `next` is needed to answer the next request
+                break;
+            }
+            l->pos = 0;
+            l->len = static_cast<std::size_t>(n);
+        }
+        const auto* entry = reinterpret_cast<const dirent64*>( // NOLINT: the kernel's records
+            reinterpret_cast<const char*>(l->raw.data()) + l->pos);
+        if (filter && !is_dot_or_dotdot(entry->d_name) &&
+            hidden(fs, req, dir_path, entry->d_name, guard::Op::ReadDir, false)) {
+            l->pos += entry->d_reclen; // left out as if absent (design §8)
+            l->next = entry->d_off;
+            continue;
+        }
+        if (plus && rem != size && fs.reclaimer != nullptr &&
+            fs.inodes.approx_size() > fs.reclaimer->high()) {
+            // Over the reclaimer's mark: end this batch, so the kernel lets go of the
+            // directory's lock and the reclaimer can drop entries in it.
             break;
         }
-        for (ssize_t at = 0; at < n;) {
-            const auto* entry = reinterpret_cast<const dirent64*>(raw + at); // NOLINT: kernel
-            at += entry->d_reclen;
-            if (filter && !is_dot_or_dotdot(entry->d_name) &&
-                hidden(fs, req, dir_path, entry->d_name, guard::Op::ReadDir, false)) {
-                continue; // left out as if absent (design §8)
-            }
-            if (plus && rem != size && fs.reclaimer != nullptr &&
-                fs.inodes.approx_size() > fs.reclaimer->high()) {
-                // Over the reclaimer's mark: end this batch, so the kernel lets go of the
-                // directory's lock and the reclaimer can drop entries in it.
-                full = true;
-                break;
-            }
-            fuse_entry_param e{};
-            size_t entsize = 0;
-            bool looked_up = false;
-            if (plus && !is_dot_or_dotdot(entry->d_name)) {
-                err = do_lookup(fs, dir, entry->d_name, e);
-                if (err != 0) {
-                    full = true; // this entry comes first next time
-                    break;
-                }
+        fuse_entry_param e{};
+        e.attr.st_ino = entry->d_ino;
+        e.attr.st_mode = static_cast<mode_t>(entry->d_type) << 12U;
+        size_t entsize = 0;
+        bool looked_up = false;
+        if (plus && !is_dot_or_dotdot(entry->d_name)) {
+            // Without a lookup (gone since, or not searchable: a directory that may be read
+            // but not searched), the entry goes with FUSE id 0: the kernel lists the name and
+            // looks it up itself when asked. "." and "..": the kernel ignores their attributes.
+            fuse_entry_param found{};
+            if (do_lookup(fs, dir, entry->d_name, found) == 0) {
+                e = found;
                 looked_up = true;
-                entsize = fuse_add_direntry_plus(req, p, rem, entry->d_name, &e, entry->d_off);
-            } else {
-                // "." and "..": the kernel ignores their attributes and lookup counts.
-                e.attr.st_ino = entry->d_ino;
-                e.attr.st_mode = static_cast<mode_t>(entry->d_type) << 12U;
-                entsize =
-                    plus ? fuse_add_direntry_plus(req, p, rem, entry->d_name, &e, entry->d_off)
-                         : fuse_add_direntry(req, p, rem, entry->d_name, &e.attr, entry->d_off);
             }
-            if (entsize > rem) {
-                if (looked_up) {
-                    fs.inodes.forget(e.ino, 1); // not handed to the kernel after all
-                }
-                full = true; // this entry comes first next time
-                break;
+        }
+        entsize = plus ? fuse_add_direntry_plus(req, p, rem, entry->d_name, &e, entry->d_off)
+                       : fuse_add_direntry(req, p, rem, entry->d_name, &e.attr, entry->d_off);
+        if (entsize > rem) {
+            if (looked_up) {
+                fs.inodes.forget(e.ino, 1); // not handed to the kernel after all
             }
-            p += entsize;
-            rem -= entsize;
+            break; // this entry comes first next time
+        }
+        p += entsize;
+        rem -= entsize;
+        l->pos += entry->d_reclen;
+        l->next = entry->d_off;
+    }
+    if (err == 0 && !(l->at_end && l->pos == l->len && rem == size)) {
+        // Unfinished, or finished with entries in this answer: the next request continues it
+        // (the kernel asks once more, and gets the end, after a non-empty answer).
+        std::lock_guard<std::mutex> lock(dir.m);
+        if (dir.listing == nullptr) {
+            dir.listing = std::move(l);
         }
     }
     // An error after some entries: return those (their lookup counts are already taken).
@@ -138,7 +174,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) 
         fuse_reply_err(req, err);
         return;
     }
-    fuse_reply_buf(req, out, size - rem);
+    fuse_reply_buf(req, answer.data(), size - rem);
 }
 
 void do_readdir_op(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,

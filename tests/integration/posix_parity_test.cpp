@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <iomanip>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -1669,6 +1670,52 @@ TEST_CASE("directory listings hold the same names, each once, as the native file
                      " after rewind " + std::to_string(again);
         }
         r.note("telldir and seekdir on many", replay, "same 152 after rewind 252");
+        // Two descriptors list many in turns, 512 bytes of getdents64 at a time, after a change
+        // through the mount emptied the kernel's cached listing: each sees every name once.
+        r.put("many/extra", "");
+        r.note(
+            "two descriptors listing many in turns",
+            [&] {
+                const int a = ::open(r.path("many").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                const int b = ::open(r.path("many").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (a < 0 || b < 0) {
+                    return std::string("open failed");
+                }
+                std::array<std::map<std::string, int>, 2> seen;
+                std::array<bool, 2> done{false, false};
+                alignas(8) std::array<char, 512> buf{};
+                std::string errors;
+                while (!done[0] || !done[1]) {
+                    for (std::size_t i = 0; i < 2; ++i) {
+                        if (done[i]) {
+                            continue;
+                        }
+                        const ssize_t n = ::getdents64(i == 0 ? a : b, buf.data(), buf.size());
+                        if (n <= 0) {
+                            done[i] = true;
+                            errors += n < 0 ? " error " + err_name(errno) : "";
+                            continue;
+                        }
+                        for (ssize_t at = 0; at < n;) {
+                            const auto* e = reinterpret_cast<const dirent64*>(buf.data() + at);
+                            ++seen[i][e->d_name];
+                            at += e->d_reclen;
+                        }
+                    }
+                }
+                ::close(a);
+                ::close(b);
+                std::string out;
+                for (const auto& names : seen) {
+                    bool once = true;
+                    for (const auto& [name, times] : names) {
+                        once = once && times == 1;
+                    }
+                    out += std::to_string(names.size()) + (once ? " once, " : " REPEATED, ");
+                }
+                return out + (seen[0] == seen[1] ? "same names" : "DIFFERENT names") + errors;
+            }(),
+            "253 once, 253 once, same names");
         r.mkdir("mixed", 0755, "0");
         r.put("mixed/f", "");
         r.mkdir("mixed/d", 0755, "0");

@@ -14,6 +14,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -32,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -760,6 +763,76 @@ TEST_CASE("walking more files than the daemon may hold descriptors for leaves th
                         fs::directory_iterator{}) < 1024);
     CHECK(write_text(g.ws("after-the-walk.txt"), "still works\n") == 0);
     CHECK(open_errno(g.ws(".env"), O_WRONLY | O_CREAT) == EACCES);
+}
+
+TEST_CASE("a listing goes on past names removed underneath while it is read",
+          "[integration][reliability]") {
+    // The daemon reads a directory's entries ahead and keeps them between READDIR requests
+    // (decision 008). Names removed underneath the mount after they were read cannot be looked
+    // up for READDIRPLUS; the listing must still go on to the names that remain (an error
+    // there would look like the end of the directory to readdir(3)).
+    const auto name = [](int i) {
+        return "f" + std::to_string(1000 + i);
+    };
+    int under = -1;
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.setup = [&](const std::string& ws) {
+        fs::create_directory(ws + "/big");
+        for (int i = 0; i < 400; ++i) {
+            std::ofstream(ws + "/big/" + name(i)).put('x');
+        }
+        under = ::open((ws + "/big").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    };
+    MountedGuard g(spec);
+    REQUIRE(under >= 0);
+    const int fd = ::open(g.ws("big").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    std::set<std::string> seen;
+    // As large as glibc's readdir(3) buffer: every entry of an answer reaches the program, so
+    // the kernel asks next where the daemon stopped.
+    alignas(8) std::array<char, 32768> buf{};
+    const auto read_batch = [&] {
+        const ssize_t n = ::getdents64(fd, buf.data(), buf.size());
+        for (ssize_t at = 0; at > -1 && at < n;) {
+            const auto* e = reinterpret_cast<const dirent64*>(buf.data() + at);
+            seen.insert(e->d_name);
+            at += e->d_reclen;
+        }
+        return n;
+    };
+    REQUIRE(read_batch() > 0);
+    // Underneath, every name but each tenth goes. Then a stat of a name the first answer
+    // brought: the kernel then asks for the next entries with their attributes (READDIRPLUS),
+    // which the daemon cannot look up for the names it read before they went.
+    for (int i = 0; i < 400; ++i) {
+        if (i % 10 != 0) {
+            REQUIRE(::unlinkat(under, name(i).c_str(), 0) == 0);
+        }
+    }
+    ::close(under);
+
+    const auto first =
+        std::find_if(seen.begin(), seen.end(), [](const std::string& s) { return s[0] == 'f'; });
+    REQUIRE(first != seen.end());
+
+    struct stat st {};
+
+    ::stat(g.ws("big/" + *first).c_str(), &st); // its answer does not matter
+    ssize_t n = 0;
+    while ((n = read_batch()) > 0) {
+    }
+    const int err = n < 0 ? errno : 0;
+    ::close(fd);
+    CHECK(err == 0);
+    std::vector<std::string> missing;
+    for (int i = 0; i < 400; i += 10) {
+        if (seen.count(name(i)) == 0) {
+            missing.push_back(name(i));
+        }
+    }
+    CAPTURE(missing, seen.size());
+    CHECK(missing.empty());
 }
 
 TEST_CASE("a working directory inside the mount survives a walk over more directories than the "

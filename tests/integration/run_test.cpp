@@ -238,19 +238,25 @@ TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed"
         }
     } unmount{plain};
 
+    // A directory that may be read but not searched (0400) lists its names, as natively (the
+    // entries cannot be looked up, so they are listed without attributes).
     const std::string mounted =
-        "mkdir " + plain + "/locked && chmod 300 " + plain + "/locked && " + GUARDFS_BIN +
-        " mount --policy " + w.policy + " " + plain +
+        "mkdir " + plain + "/locked && chmod 300 " + plain + "/locked && mkdir " + plain +
+        "/ro && touch " + plain + "/ro/g " + plain + "/ro/h && chmod 400 " + plain + "/ro && " +
+        GUARDFS_BIN + " mount --policy " + w.policy + " " + plain +
         " && { python3 -c 'import os, sys; print(os.listdir(sys.argv[1]))' " + plain +
         "/locked 2>/dev/null && echo LISTED locked || echo refused locked; chmod 700 " + plain +
-        "/locked && touch " + plain + "/locked/f && ls " + plain + "/locked; fusermount3 -u " +
+        "/locked && touch " + plain + "/locked/f && ls " + plain + "/locked; ls " + plain +
+        "/ro; stat " + plain +
+        "/ro/g >/dev/null 2>&1 && echo STAT ro/g || echo no stat ro/g; "
+        "fusermount3 -u " +
         plain + "; }";
     const auto m = run(
         {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", mounted},
         o);
     CAPTURE(m.out, m.err);
     CHECK(m.exit_code == 0);
-    CHECK(m.out == "refused locked\nf\n");
+    CHECK(m.out == "refused locked\nf\ng\nh\nno stat ro/g\n");
     CHECK(!is_mount_point(plain));
 }
 
