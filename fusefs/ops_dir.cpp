@@ -57,9 +57,9 @@ void do_opendir_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 // The listing of `dir` that continues at `offset`, into `out`: its unfinished one when that
 // stopped there, else the directory opened afresh and placed at the offset (the d_off of the
-// last entry handed out). Entries are read `raw_bytes` at a time: about one answer's worth, so
-// a listing a program abandons keeps little (its descriptor and at most that many bytes) until
-// the directory is listed again or forgotten. Returns 0 or an errno.
+// last entry handed out). Entries are read `raw_bytes` at a time (one request's size), so a
+// listing a program abandons keeps its descriptor and at most that many bytes until the
+// directory is listed again or forgotten. Returns 0 or an errno.
 int listing_at(Fs& fs, Inode& dir, off_t offset, std::size_t raw_bytes,
                std::unique_ptr<Listing>& out) {
     {
