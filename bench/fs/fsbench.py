@@ -261,6 +261,38 @@ class Mounts:
 # ----------------------------------------------------------------------------------------
 # Contenders
 
+def make_dirs(name: str, sdir: str) -> dict[str, str]:
+    """Creates the directories of one contender instance in sdir: "work", where the workloads
+    run, and "src", the directory on disk that it shows (the same for native and guardfs, which
+    mounts in place); fuse-overlayfs also gets an empty "lower" layer and its "wdir"."""
+    if name == "native" or name.startswith("guardfs"):
+        d = {"work": os.path.join(sdir, "ws")}
+        d["src"] = d["work"]
+    elif name in ("bindfs", "mergerfs"):
+        d = {"src": os.path.join(sdir, "src"), "work": os.path.join(sdir, "mnt")}
+    elif name == "fuse-overlayfs":
+        d = {"lower": os.path.join(sdir, "lower"), "src": os.path.join(sdir, "upper"),
+             "wdir": os.path.join(sdir, "work"), "work": os.path.join(sdir, "mnt")}
+    else:
+        raise ValueError(name)
+    for path in sorted(set(d.values())):
+        os.mkdir(path)
+    return d
+
+
+def passthrough_command(name: str, d: dict[str, str]) -> list[str]:
+    """The foreground command that mounts passthrough `name` over make_dirs()'s directories."""
+    if name == "bindfs":
+        return ["bindfs", "-f", *BINDFS_OPTS, d["src"], d["work"]]
+    if name == "mergerfs":
+        return ["mergerfs", "-f", "-o", MERGERFS_OPTS, d["src"], d["work"]]
+    if name == "fuse-overlayfs":
+        return ["fuse-overlayfs", "-f", "-o",
+                f"lowerdir={d['lower']},upperdir={d['src']},workdir={d['wdir']},{OVERLAY_EXTRA}",
+                d["work"]]
+    raise ValueError(name)
+
+
 class Sample:
     """One contender instance over a fresh sample directory."""
 
@@ -269,23 +301,8 @@ class Sample:
         self.proc: subprocess.Popen | None = None
         self.daemon_cpu = 0.0  # user+system seconds of every daemon this sample mounted
         os.makedirs(sdir)
-        if name == "native" or name.startswith("guardfs"):
-            self.src = self.work = os.path.join(sdir, "ws")
-            os.mkdir(self.work)
-        elif name in ("bindfs", "mergerfs"):
-            self.src = os.path.join(sdir, "src")
-            self.work = os.path.join(sdir, "mnt")
-            os.mkdir(self.src)
-            os.mkdir(self.work)
-        elif name == "fuse-overlayfs":
-            self.lower = os.path.join(sdir, "lower")
-            self.src = os.path.join(sdir, "upper")
-            self.wdir = os.path.join(sdir, "work")
-            self.work = os.path.join(sdir, "mnt")
-            for d in (self.lower, self.src, self.wdir, self.work):
-                os.mkdir(d)
-        else:
-            raise ValueError(name)
+        self.dirs = make_dirs(name, sdir)
+        self.work = self.dirs["work"]
 
     def command(self) -> list[str] | None:
         b, n = self.b, self.name
@@ -299,15 +316,7 @@ class Sample:
             return [b.guardfs, "mount", "-f", "--policy", b.plus1000_policy, self.work]
         if n == ALT:
             return [b.alt_guardfs, "mount", "-f", self.work]
-        if n == "bindfs":
-            return ["bindfs", "-f", *BINDFS_OPTS, self.src, self.work]
-        if n == "mergerfs":
-            return ["mergerfs", "-f", "-o", MERGERFS_OPTS, self.src, self.work]
-        if n == "fuse-overlayfs":
-            return ["fuse-overlayfs", "-f", "-o",
-                    f"lowerdir={self.lower},upperdir={self.src},workdir={self.wdir},{OVERLAY_EXTRA}",
-                    self.work]
-        raise ValueError(n)
+        return passthrough_command(n, self.dirs)
 
     def mount(self) -> None:
         cmd = self.command()

@@ -105,30 +105,14 @@ class Mounted:
         self.name, self.args = name, args
         self.dir = os.path.join(base, name)
         os.makedirs(self.dir)
-        ws = os.path.join(self.dir, "ws")
-        os.mkdir(ws)
-        self.work = ws
+        dirs = fsbench.make_dirs(name, self.dir)
+        self.work = dirs["work"]
         if name.startswith("guardfs"):
             pol = {"guardfs-empty": ["--policy", fsbench.EMPTY_POLICY], "guardfs-rec": [],
                    "guardfs-rec-wb": ["-o", "writeback_cache"]}[name]
-            cmd = [args.guardfs, "mount", "-f", *pol, ws]
+            cmd = [args.guardfs, "mount", "-f", *pol, self.work]
         else:
-            mnt = os.path.join(self.dir, "mnt")
-            os.mkdir(mnt)
-            self.work = mnt
-            if name == "bindfs":
-                cmd = ["bindfs", "-f", *fsbench.BINDFS_OPTS, ws, mnt]
-            elif name == "mergerfs":
-                cmd = ["mergerfs", "-f", "-o", fsbench.MERGERFS_OPTS, ws, mnt]
-            elif name == "fuse-overlayfs":
-                lower, wdir = os.path.join(self.dir, "lower"), os.path.join(self.dir, "wd")
-                os.mkdir(lower)
-                os.mkdir(wdir)
-                cmd = ["fuse-overlayfs", "-f", "-o",
-                       f"lowerdir={lower},upperdir={ws},workdir={wdir},{fsbench.OVERLAY_EXTRA}",
-                       mnt]
-            else:
-                raise ValueError(name)
+            cmd = fsbench.passthrough_command(name, dirs)
         self.log = open(os.path.join(self.dir, "daemon.log"), "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT)
