@@ -27,6 +27,10 @@ struct FsConfig {
     // FLUSH is passed on (close of a duplicate) unless closing does nothing on every filesystem
     // below the workspace; then it is answered ENOSYS once and the kernel stops sending it.
     bool pass_flush = true;
+    // The daemon holds CAP_FSETID, so its own writes keep set-ID bits: where the kernel leaves
+    // clearing them to the daemon (fusefs/channel.hpp), it clears them for its callers. Without
+    // CAP_FSETID the filesystem below clears them as the daemon writes.
+    bool clears_setid = false;
 };
 
 // Answers the judge's filesystem questions (data roots, link targets) without ever asking the

@@ -1,12 +1,18 @@
 // Shared handler helpers; see ops_common.hpp.
 #include "fusefs/ops_common.hpp"
 
+#include "fusefs/channel.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -122,19 +128,89 @@ int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, mo
     // non-directory keeps set-group-ID only if its group is one of the caller's (in a setgid
     // directory the group is the directory's).
     mode_t keep = mode & 07777;
-    if (!S_ISDIR(mode) && (keep & S_ISGID) != 0 && setgid_dir && dir.st_gid != ctx->gid) {
-        std::array<gid_t, 64> groups{};
-        const int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
-        bool member = false;
-        for (int i = 0; i < n && i < static_cast<int>(groups.size()); ++i) {
-            member = member || groups[static_cast<std::size_t>(i)] == dir.st_gid;
-        }
-        if (!member) {
-            keep &= ~static_cast<mode_t>(S_ISGID);
-        }
+    if (!S_ISDIR(mode) && (keep & S_ISGID) != 0 && setgid_dir &&
+        !caller_in_group(req, dir.st_gid)) {
+        keep &= ~static_cast<mode_t>(S_ISGID);
     }
     const int rc2 = fd >= 0 ? ::fchmod(fd, keep) : ::fchmodat(dirfd, name, keep, 0);
     return rc2 == 0 ? 0 : errno;
+}
+
+bool caller_in_group(fuse_req_t req, gid_t gid) noexcept {
+    if (const fuse_ctx* ctx = fuse_req_ctx(req); ctx != nullptr && ctx->gid == gid) {
+        return true;
+    }
+    std::array<gid_t, 64> some{};
+    const int n = fuse_req_getgroups(req, static_cast<int>(some.size()), some.data());
+    if (n <= 0) {
+        return false;
+    }
+    std::vector<gid_t> all;
+    const gid_t* groups = some.data();
+    if (static_cast<std::size_t>(n) > some.size()) {
+        all.resize(static_cast<std::size_t>(n));
+        if (fuse_req_getgroups(req, n, all.data()) != n) {
+            return false;
+        }
+        groups = all.data();
+    }
+    return std::find(groups, groups + n, gid) != groups + n;
+}
+
+namespace {
+
+// Does the caller hold CAP_FSETID? Read from its /proc status; false when that cannot be read
+// (the bits are then cleared, the safe side).
+bool caller_holds_fsetid(fuse_req_t req) noexcept {
+    const fuse_ctx* ctx = fuse_req_ctx(req);
+    if (ctx == nullptr || ctx->pid <= 0) {
+        return false;
+    }
+    std::array<char, 48> path{};
+    const auto r = fmt::format_to_n(path.data(), path.size() - 1, "/proc/{}/status", ctx->pid);
+    *r.out = '\0';
+    const base::UniqueFd fd(::open(path.data(), O_RDONLY | O_CLOEXEC));
+    std::array<char, 4096> text{};
+    const ssize_t n = fd.valid() ? ::read(fd.get(), text.data(), text.size() - 1) : -1;
+    if (n <= 0) {
+        return false;
+    }
+    const char* eff = std::strstr(text.data(), "\nCapEff:");
+    if (eff == nullptr) {
+        return false;
+    }
+    const unsigned long long caps = std::strtoull(eff + 8, nullptr, 16);
+    return (caps & (1ULL << CAP_FSETID)) != 0;
+}
+
+} // namespace
+
+int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept {
+    if (!fs.cfg.clears_setid || !setid_left_to_daemon() ||
+        (how == SetidCaller::Flagged && !request_kills_setid())) {
+        return 0;
+    }
+
+    struct stat st {};
+
+    if (::fstat(fd, &st) != 0) {
+        return errno;
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_mode & (S_ISUID | S_ISGID)) == 0) {
+        return 0;
+    }
+    if (how == SetidCaller::Unflagged && caller_holds_fsetid(req)) {
+        return 0;
+    }
+    mode_t clear = st.st_mode & S_ISUID;
+    if ((st.st_mode & S_ISGID) != 0 &&
+        ((st.st_mode & S_IXGRP) != 0 || !caller_in_group(req, st.st_gid))) {
+        clear |= S_ISGID;
+    }
+    if (clear == 0) {
+        return 0;
+    }
+    return ::chmod(ProcPath(fd).c_str(), st.st_mode & 07777 & ~clear) == 0 ? 0 : errno;
 }
 
 int open_parent_of(const Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name) {

@@ -87,6 +87,23 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e);
 int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, mode_t mode,
                    int fd = -1);
 
+// Is `gid` the caller's group or one of its supplementary groups?
+bool caller_in_group(fuse_req_t req, gid_t gid) noexcept;
+
+// How a handler learns that its caller lacks CAP_FSETID, so that its writes clear set-ID bits.
+enum class SetidCaller {
+    Flagged,   // the kernel says so with the request: WRITE, SETATTR of the size, OPEN or
+               // CREATE with O_TRUNC (fusefs/channel.hpp)
+    Unflagged, // FALLOCATE and COPY_FILE_RANGE carry no flag: the caller's capabilities are read
+};
+
+// Before a write to the file open as `fd` (any descriptor, O_PATH too) by a caller without
+// CAP_FSETID: clears set-user-ID, and set-group-ID when the file is group-executable or its
+// group is not the caller's, as the kernel does on a local filesystem (since linux 6.0 for the
+// second case). Only while the kernel leaves this to the daemon and the daemon's own writes
+// would keep the bits (FsConfig::clears_setid). Returns 0 or an errno.
+int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept;
+
 // Opens the parent directory of a non-directory inode inside the workspace (no symlink
 // followed, nothing outside the workspace reached) and returns the inode's name in it, checked
 // to still be that inode. For operations a symlink needs without following it. 0 or an errno.

@@ -245,6 +245,10 @@ void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct 
                   ? 0
                   : errno;
     }
+    if (err == 0 && (valid & FUSE_SET_ATTR_SIZE) != 0 && S_ISREG(in.type)) {
+        err = clear_setid(fs, req, fi != nullptr ? file_handle(fi).fd() : in.fd.get(),
+                          SetidCaller::Flagged);
+    }
     if (err == 0 && (valid & FUSE_SET_ATTR_SIZE) != 0) {
         if (fi != nullptr && file_handle(fi).write_granted()) {
             err = ::ftruncate(file_handle(fi).write_fd(), attr->st_size) == 0 ? 0 : errno;

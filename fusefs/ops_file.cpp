@@ -71,6 +71,11 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
         fuse_reply_err(req, errno);
         return;
     }
+    // O_TRUNC has emptied the file: nothing the caller wrote is in it yet.
+    if (const int err = clear_setid(fs, req, fd.get(), SetidCaller::Flagged); err != 0) {
+        fuse_reply_err(req, err);
+        return;
+    }
     auto fh = std::make_unique<FileHandle>(std::move(fd), opens_for_write(fi->flags));
     {
         std::lock_guard<std::mutex> lock(in.m);
@@ -123,6 +128,10 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         fuse_reply_err(req, errno);
         return;
     }
+    if (const int err = clear_setid(fs, req, fd.get(), SetidCaller::Flagged); err != 0) {
+        fuse_reply_err(req, err); // an existing file, emptied by O_TRUNC
+        return;
+    }
     if (const int err = give_to_caller(fs, req, dir.fd.get(), name, S_IFREG | mode, fd.get());
         err != 0) {
         fuse_reply_err(req, err);
@@ -164,6 +173,11 @@ void do_write_buf_op(fuse_req_t req, fuse_ino_t /*ino*/, fuse_bufvec* in, off_t 
     const int fd = file_handle(fi).write_fd();
     if (fd < 0) {
         fuse_reply_err(req, EACCES); // no write was granted when this file was opened
+        return;
+    }
+    // Before the data lands, as the kernel does: no moment when the new bytes carry set-ID bits.
+    if (const int err = clear_setid(fs_of(req), req, fd, SetidCaller::Flagged); err != 0) {
+        fuse_reply_err(req, err);
         return;
     }
     fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
@@ -222,6 +236,10 @@ void do_fallocate_op(fuse_req_t req, fuse_ino_t /*ino*/, int mode, off_t offset,
         fuse_reply_err(req, EACCES);
         return;
     }
+    if (const int err = clear_setid(fs_of(req), req, fd, SetidCaller::Unflagged); err != 0) {
+        fuse_reply_err(req, err);
+        return;
+    }
     const int rc = ::fallocate(fd, mode, offset, length);
     fuse_reply_err(req, rc == 0 ? 0 : errno);
 }
@@ -232,6 +250,10 @@ void do_copy_file_range_op(fuse_req_t req, fuse_ino_t /*ino_in*/, off_t off_in,
     const int out = file_handle(fi_out).write_fd();
     if (out < 0) {
         fuse_reply_err(req, EACCES);
+        return;
+    }
+    if (const int err = clear_setid(fs_of(req), req, out, SetidCaller::Unflagged); err != 0) {
+        fuse_reply_err(req, err);
         return;
     }
     loff_t in_off = off_in;

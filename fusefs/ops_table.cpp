@@ -41,9 +41,9 @@ void do_init(void* userdata, fuse_conn_info* conn) {
     if (fs.cfg.writeback && fs.cfg.timeout > 0) {
         want(FUSE_CAP_WRITEBACK_CACHE);
     }
+    // File data goes out spliced; requests come in with read(2) (fusefs/channel.hpp).
     want(FUSE_CAP_SPLICE_WRITE);
     want(FUSE_CAP_SPLICE_MOVE);
-    want(FUSE_CAP_SPLICE_READ);
     want(FUSE_CAP_PARALLEL_DIROPS);
     want(FUSE_CAP_READDIRPLUS);
     want(FUSE_CAP_READDIRPLUS_AUTO);

@@ -2,6 +2,7 @@
 #include "fusefs/session.hpp"
 
 #include "base/path.hpp"
+#include "fusefs/channel.hpp"
 #include "fusefs/fs.hpp"
 #include "fusefs/mountinfo.hpp"
 #include "fusefs/ops_table.hpp"
@@ -23,10 +24,12 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace guardfs::fusefs {
@@ -47,6 +50,16 @@ std::string fstype_at(const std::string& path) {
         }
     }
     return found;
+}
+
+// Does the daemon hold CAP_FSETID in its effective set (writes keep set-ID bits)?
+bool holds_fsetid() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
+    if (::syscall(SYS_capget, &header, data.data()) != 0) {
+        return ::geteuid() == 0;
+    }
+    return (data[CAP_TO_INDEX(CAP_FSETID)].effective & CAP_TO_MASK(CAP_FSETID)) != 0;
 }
 
 void raise_fd_limit() {
@@ -282,6 +295,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
     cfg.ws_real.assign(buf.data(), static_cast<std::size_t>(n));
     cfg.timeout = options.timeout_seconds;
     cfg.writeback = options.writeback;
+    cfg.clears_setid = holds_fsetid();
     {
         const base::UniqueFd mi(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
         std::string text;
@@ -368,6 +382,16 @@ int serve(const MountOptions& options, GuardSetup setup) {
     }
     if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
         std::fprintf(stderr, "guardfs: cannot mount on %s\n", mountpoint.c_str());
+        if (!options.own_signals) {
+            fuse_remove_signal_handlers(se);
+        }
+        fuse_session_destroy(se);
+        return 1;
+    }
+    if (const int err = install_channel(se); err != 0) {
+        std::fprintf(stderr, "guardfs: cannot install the request channel: %s\n",
+                     strerrordesc_np(-err));
+        fuse_session_unmount(se);
         if (!options.own_signals) {
             fuse_remove_signal_handlers(se);
         }
