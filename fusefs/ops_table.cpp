@@ -48,6 +48,13 @@ void do_init(void* userdata, fuse_conn_info* conn) {
     want(FUSE_CAP_READDIRPLUS);
     want(FUSE_CAP_READDIRPLUS_AUTO);
     conn->want &= ~static_cast<unsigned>(FUSE_CAP_EXPORT_SUPPORT);
+    // libfuse asks by default that the kernel drop a file's cached pages whenever it sees a new
+    // mtime. With cached attributes the only new mtimes it sees are those of writes made
+    // through the mount, which keep the cache up to date themselves: every read after a write
+    // cost a GETATTR and a READ, and the next write a GETXATTR (decision 008).
+    if (fs.cfg.timeout > 0) {
+        conn->want &= ~static_cast<unsigned>(FUSE_CAP_AUTO_INVAL_DATA);
+    }
     // With cached listings, OPENDIR is answered ENOSYS once and the kernel then opens
     // directories itself, keeping their listings cached (decision 008): two round trips less
     // per opendir(3).

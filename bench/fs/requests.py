@@ -45,6 +45,12 @@ PHASES = [
      "for i in range(n):\n"
      "    fd = os.open('append.log', os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)\n"
      "    os.write(fd, b'line\\n'); os.close(fd)\n"),
+    ("pwrite-pread",
+     "with open('pages', 'wb') as f: f.write(b'z' * 4096 * n)\n",
+     "fd = os.open('pages', os.O_RDWR)\n"
+     "for i in range(n):\n"
+     "    os.pwrite(fd, b'y' * 4096, 4096 * i); os.pread(fd, 4096, 4096 * i)\n"
+     "os.close(fd)\n"),
     ("listdir-warm", "os.mkdir('ls')\nfor i in range(10): open('ls/%d' % i, 'w').close()\n"
      "os.listdir('ls')\n", "for i in range(n): os.listdir('ls')\n"),
     ("rename", "", "for i in range(n): os.rename('f%05d' % i, 'g%05d' % i)\n"),
