@@ -122,6 +122,7 @@ InodeTable::reclaim_candidates(std::size_t n, const std::unordered_set<std::stri
         bool hot; // in the directory of the latest lookup
         std::uint64_t stamp;
         Inode* inode;
+        Key parent;
     };
 
     std::vector<Candidate> all;
@@ -133,24 +134,23 @@ InodeTable::reclaim_candidates(std::size_t n, const std::unordered_set<std::stri
     // 3,000 files under a limit of 1,024 outran the reclaimer. Its entries go last.
     Key hot_dir{};
     std::uint64_t latest = 0;
-    for (const auto& [key, ptr] : map_) {
-        if (const std::uint64_t stamp = ptr->stamp.load(std::memory_order_relaxed);
-            stamp > latest) {
-            std::lock_guard<std::mutex> inode_lock(ptr->m);
-            latest = stamp;
-            hot_dir = Key{ptr->parent_dev, ptr->parent_ino};
-        }
-    }
     all.reserve(map_.size());
     for (auto& [key, ptr] : map_) {
         Inode& in = *ptr;
         const std::uint64_t stamp = in.stamp.load(std::memory_order_relaxed);
         std::lock_guard<std::mutex> inode_lock(in.m);
+        const Key parent{in.parent_dev, in.parent_ino};
+        if (stamp > latest) {
+            latest = stamp;
+            hot_dir = parent;
+        }
         if (in.nopen == 0 && in.has_parent && in.reclaim_asked != stamp &&
             (in_use != nullptr || !S_ISDIR(in.type))) {
-            const bool hot = in.parent_dev == hot_dir.dev && in.parent_ino == hot_dir.ino;
-            all.push_back(Candidate{S_ISDIR(in.type), hot, stamp, &in});
+            all.push_back(Candidate{S_ISDIR(in.type), false, stamp, &in, parent});
         }
+    }
+    for (Candidate& c : all) {
+        c.hot = c.parent == hot_dir;
     }
     n = std::min(n, all.size());
     const auto older = [](const Candidate& a, const Candidate& b) {
