@@ -185,9 +185,13 @@ bool caller_holds_fsetid(fuse_req_t req) noexcept {
 
 } // namespace
 
+bool setid_clear_wanted(const Fs& fs, SetidCaller how) noexcept {
+    return fs.cfg.clears_setid && setid_left_to_daemon() &&
+           (how == SetidCaller::Unflagged || request_kills_setid());
+}
+
 int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept {
-    if (!fs.cfg.clears_setid || !setid_left_to_daemon() ||
-        (how == SetidCaller::Flagged && !request_kills_setid())) {
+    if (!setid_clear_wanted(fs, how)) {
         return 0;
     }
 

@@ -97,6 +97,10 @@ enum class SetidCaller {
     Unflagged, // FALLOCATE and COPY_FILE_RANGE carry no flag: the caller's capabilities are read
 };
 
+// Would a write by the caller of this request clear set-ID bits the daemon must clear itself?
+// No system call: the daemon's CAP_FSETID, the kernel's flag and, for Flagged, the request's.
+bool setid_clear_wanted(const Fs& fs, SetidCaller how) noexcept;
+
 // Before a write to the file open as `fd` (any descriptor, O_PATH too) by a caller without
 // CAP_FSETID: clears set-user-ID, and set-group-ID when the file is group-executable or its
 // group is not the caller's, as the kernel does on a local filesystem (since linux 6.0 for the

@@ -121,6 +121,14 @@ int build_create(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
 void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
                mode_t mode, fuse_file_info* fi) {
     Inode& dir = fs.inodes.get(parent);
+
+    // O_TRUNC clears set-ID bits only of a file that existed (the kernel does not truncate a
+    // file that O_CREAT made): a new one keeps those it was created with. Asked only when a
+    // clearing is wanted at all.
+    struct stat before {};
+
+    const bool existed = setid_clear_wanted(fs, SetidCaller::Flagged) &&
+                         ::fstatat(dir.fd.get(), name, &before, AT_SYMLINK_NOFOLLOW) == 0;
     base::UniqueFd fd(open_relieved(fs, [&] {
         return ::openat(dir.fd.get(), name, underlying_flags(fs, fi->flags) | O_CREAT, mode);
     }));
@@ -128,9 +136,11 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         fuse_reply_err(req, errno);
         return;
     }
-    if (const int err = clear_setid(fs, req, fd.get(), SetidCaller::Flagged); err != 0) {
-        fuse_reply_err(req, err); // an existing file, emptied by O_TRUNC
-        return;
+    if (existed) {
+        if (const int err = clear_setid(fs, req, fd.get(), SetidCaller::Flagged); err != 0) {
+            fuse_reply_err(req, err);
+            return;
+        }
     }
     if (const int err = give_to_caller(fs, req, dir.fd.get(), name, S_IFREG | mode, fd.get());
         err != 0) {

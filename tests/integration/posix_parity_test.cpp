@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -674,9 +675,24 @@ struct Outcome {
     std::vector<std::string> failures;
 };
 
-// Runs the scenario in this process, or in a child that became nobody:nogroup first.
-Outcome perform(const std::string& base, const Scenario& scenario, bool as_nobody) {
-    if (!as_nobody) {
+// Who runs a scenario: this process (root), or a child that became nobody:nogroup, or a child
+// that stays root but gives up CAP_FSETID (its writes clear set-ID bits).
+enum class Caller { Root, Nobody, RootWithoutFsetid };
+
+// Gives up CAP_FSETID in this process (effective and permitted). 0 or an errno.
+int drop_fsetid() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
+    if (::syscall(SYS_capget, &header, data.data()) != 0) {
+        return errno;
+    }
+    data[CAP_TO_INDEX(CAP_FSETID)].effective &= ~CAP_TO_MASK(CAP_FSETID);
+    data[CAP_TO_INDEX(CAP_FSETID)].permitted &= ~CAP_TO_MASK(CAP_FSETID);
+    return ::syscall(SYS_capset, &header, data.data()) == 0 ? 0 : errno;
+}
+
+Outcome perform(const std::string& base, const Scenario& scenario, Caller caller) {
+    if (caller == Caller::Root) {
         Run r(base);
         scenario(r);
         return {r.lines(), r.failures()};
@@ -690,7 +706,14 @@ Outcome perform(const std::string& base, const Scenario& scenario, bool as_nobod
         std::string out;
         {
             Run r(base);
-            if (::setgroups(0, nullptr) != 0 || ::setgid(kNogroup) != 0 || ::setuid(kNobody) != 0) {
+            if (caller == Caller::RootWithoutFsetid) {
+                if (const int err = drop_fsetid(); err != 0) {
+                    out += "Fcannot drop CAP_FSETID: " + err_name(err) + "\n";
+                } else {
+                    scenario(r);
+                }
+            } else if (::setgroups(0, nullptr) != 0 || ::setgid(kNogroup) != 0 ||
+                       ::setuid(kNobody) != 0) {
                 out += "Fcannot become nobody: " + err_name(errno) + "\n";
             } else {
                 scenario(r);
@@ -829,7 +852,7 @@ struct Parity {
     std::function<void(const std::string& base)> prepare; // as root, before mounting
     Scenario scenario;
     Scenario verify; // after the scenario: natively, and on the disk after unmounting
-    bool as_nobody = false;
+    Caller caller = Caller::Root;
     std::vector<std::string> mount_args;
 };
 
@@ -842,9 +865,10 @@ void check_parity(const Parity& p) {
     if (p.prepare) {
         p.prepare(native.path());
     }
-    const Outcome native_run = perform(native.path(), p.scenario, p.as_nobody);
+    const Outcome native_run = perform(native.path(), p.scenario, p.caller);
     const Transcript native_tree = tree(native.path());
-    const Outcome native_verify = p.verify ? perform(native.path(), p.verify, false) : Outcome{};
+    const Outcome native_verify =
+        p.verify ? perform(native.path(), p.verify, Caller::Root) : Outcome{};
 
     MountSpec spec;
     spec.policy_yaml = kEmptyPolicy;
@@ -858,11 +882,11 @@ void check_parity(const Parity& p) {
         }
     };
     MountedGuard g(spec);
-    const Outcome mounted_run = perform(g.ws(), p.scenario, p.as_nobody);
+    const Outcome mounted_run = perform(g.ws(), p.scenario, p.caller);
     const Transcript mounted_tree = tree(g.ws());
     CHECK(g.unmount() == 0);
     const Transcript disk_tree = tree(g.ws());
-    const Outcome disk_verify = p.verify ? perform(g.ws(), p.verify, false) : Outcome{};
+    const Outcome disk_verify = p.verify ? perform(g.ws(), p.verify, Caller::Root) : Outcome{};
 
     report_failures("native", native_run.failures);
     report_failures("mounted", mounted_run.failures);
@@ -2108,7 +2132,7 @@ TEST_CASE("permissions and new owners for another user match the native filesyst
     const bool protected_hardlinks = read_file("/proc/sys/fs/protected_hardlinks") == "1\n";
     Parity p;
     p.mount_args = {"-o", "allow_other"};
-    p.as_nobody = true;
+    p.caller = Caller::Nobody;
     p.prepare = [](const std::string& base) {
         write_file(base + "/ro.txt", "data", 0644);
         write_file(base + "/secret.txt", "s", 0600);
@@ -2258,10 +2282,25 @@ TEST_CASE("a write by another user clears set-user-ID and set-group-ID like the 
           "[integration][posix]") {
     Parity p;
     p.mount_args = {"-o", "allow_other"};
-    p.as_nobody = true;
+    p.caller = Caller::Nobody;
     p.prepare = prepare_setid_files;
     p.scenario = [](Run& r) {
         write_setid_files(r, "0777");
+    };
+    check_parity(p);
+}
+
+TEST_CASE("root without CAP_FSETID clears set-ID bits by writing, keeps them on files it creates",
+          "[integration][posix]") {
+    Parity p;
+    p.caller = Caller::RootWithoutFsetid;
+    p.prepare = prepare_setid_files;
+    p.scenario = [](Run& r) {
+        write_setid_files(r, "0777");
+        // A file that O_CREAT|O_TRUNC creates is not truncated: it keeps the bits it asked for
+        // (root is in the new file's group).
+        r.open_close("new-trunc", O_WRONLY | O_CREAT | O_TRUNC, "fd", 06755);
+        r.lstat("new-trunc", "reg 6755 uid=0 gid=0 nlink=1 size=0");
     };
     check_parity(p);
 }
