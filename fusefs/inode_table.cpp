@@ -57,6 +57,19 @@ Inode& InodeTable::acquire(base::UniqueFd fd, const struct stat& st) {
     return in;
 }
 
+Inode* InodeTable::acquire_known(const struct stat& st) {
+    if (st.st_dev == root_.dev && st.st_ino == root_.ino) {
+        return &root_;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = map_.find(Key{st.st_dev, st.st_ino});
+    if (it == map_.end()) {
+        return nullptr;
+    }
+    ++it->second->nlookup;
+    return it->second.get();
+}
+
 std::optional<std::uint64_t> InodeTable::find(dev_t dev, ino_t ino) {
     if (dev == root_.dev && ino == root_.ino) {
         return FUSE_ROOT_ID;

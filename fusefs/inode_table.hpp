@@ -88,6 +88,11 @@ public:
     // The FUSE inode number of (dev, ino) when the kernel knows it, else nullopt.
     [[nodiscard]] std::optional<std::uint64_t> find(dev_t dev, ino_t ino);
 
+    // The inode for (st.st_dev, st.st_ino) when it is in the table, its lookup count raised by
+    // one; nullptr when it is not (nothing is inserted). The table's descriptor keeps the
+    // inode alive, so its number cannot have passed to another file since `st` was taken.
+    [[nodiscard]] Inode* acquire_known(const struct stat& st);
+
     // Raises the lookup count of a known inode by one (a hard link's new entry).
     void add_lookup(Inode& inode);
 

@@ -25,19 +25,41 @@ ProcPath::ProcPath(int fd) noexcept {
     *r.out = '\0';
 }
 
-int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e) {
+namespace {
+
+// The inode `name` in `parent` leads to, when the table holds it already (a listing named an
+// inode the kernel knows): its lookup count raised and e.attr filled. nullptr otherwise.
+Inode* lookup_known(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e,
+                    ino_t listed_ino) {
+    if (listed_ino == 0 || !fs.inodes.find(parent.dev, listed_ino).has_value()) {
+        return nullptr;
+    }
+    // The name may lead elsewhere by now: the inode is the one the stat finds, if known.
+    if (::fstatat(parent.fd.get(), name, &e.attr, AT_SYMLINK_NOFOLLOW) != 0) {
+        return nullptr; // the open below reports what is wrong
+    }
+    return fs.inodes.acquire_known(e.attr);
+}
+
+} // namespace
+
+int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_t listed_ino) {
     std::memset(&e, 0, sizeof e);
     e.attr_timeout = fs.cfg.timeout;
     e.entry_timeout = fs.cfg.timeout;
-    base::UniqueFd fd(open_relieved(
-        fs, [&] { return ::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC); }));
-    if (!fd.valid()) {
-        return errno;
+    Inode* found = lookup_known(fs, parent, name, e, listed_ino);
+    if (found == nullptr) {
+        base::UniqueFd fd(open_relieved(
+            fs, [&] { return ::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC); }));
+        if (!fd.valid()) {
+            return errno;
+        }
+        if (::fstatat(fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+            return errno;
+        }
+        found = &fs.inodes.acquire(std::move(fd), e.attr);
     }
-    if (::fstatat(fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-        return errno;
-    }
-    Inode& in = fs.inodes.acquire(std::move(fd), e.attr);
+    Inode& in = *found;
     e.ino = fs.inodes.id_of(in);
     fs.inodes.touch(in, parent, name);
     if (fs.reclaimer != nullptr) {

@@ -77,8 +77,10 @@ bool hidden(Fs& fs, fuse_req_t req, const std::string& parent_path, std::string_
             guard::Op op, bool audit);
 
 // Looks `name` up in `parent`: opens it O_PATH, stats it, enters it in the inode table (lookup
-// count + 1) and fills `e`. Returns 0 or an errno.
-int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e);
+// count + 1) and fills `e`. Returns 0 or an errno. `listed_ino` is the inode number a listing
+// gave for the name (0: none): when the table holds that inode already, the name is only
+// stat'ed (one system call instead of open, stat and close).
+int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_t listed_ino = 0);
 
 // After creating `name` in `dirfd` for a caller other than the daemon's user: give it to the
 // caller (design §9). `mode` is the mode the caller asked for (umask applied): changing the owner

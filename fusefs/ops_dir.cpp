@@ -143,7 +143,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) 
             // but not searched), the entry goes with FUSE id 0: the kernel lists the name and
             // looks it up itself when asked. "." and "..": the kernel ignores their attributes.
             fuse_entry_param found{};
-            if (do_lookup(fs, dir, entry->d_name, found) == 0) {
+            if (do_lookup(fs, dir, entry->d_name, found, entry->d_ino) == 0) {
                 e = found;
                 looked_up = true;
             }

@@ -57,6 +57,15 @@ PHASES = [
     ("unlink", "", "for i in range(n): os.unlink('g%05d' % i)\n"),
     ("mkdir", "", "for i in range(n): os.mkdir('d%05d' % i)\n"),
     ("rmdir", "", "for i in range(n): os.rmdir('d%05d' % i)\n"),
+    # fsbench's meta-stat-walk-1: the first `find -printf %s` over files just created and
+    # written through the mount (10 directories; per operation = per file).
+    ("walk-after-create",
+     "for d in range(10):\n"
+     "    os.makedirs('wk/d%d' % d)\n"
+     "    for i in range(n // 10):\n"
+     "        with open('wk/d%d/f%05d' % (d, i), 'wb') as f: f.write(b'x' * 64)\n",
+     "for root, dirs, names in os.walk('wk'):\n"
+     "    for x in dirs + names: os.lstat(os.path.join(root, x))\n"),
 ]
 GIT_PHASE = "git status"
 
