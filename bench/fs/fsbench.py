@@ -78,8 +78,9 @@ OVERLAY_EXTRA = "noacl"
 
 ALL_CONTENDERS = ["native", "guardfs-empty", "guardfs-rec", "guardfs-rec+1000",
                   "bindfs", "mergerfs", "fuse-overlayfs"]
-# With --alt-guardfs: a second guardfs binary (recommended policy), for an A/B comparison of two
-# builds in one interleaved run. Not in the default list.
+# With --alt-guardfs and/or --alt-options: a second guardfs binary, or the same one with other
+# mount options (recommended policy), for an A/B comparison in one interleaved run. Not in the
+# default list.
 ALT = "guardfs-rec-alt"
 ALL_WORKLOADS = ["metadata", "untar", "seqio", "git", "smallio", "build"]
 
@@ -315,7 +316,7 @@ class Sample:
         if n == "guardfs-rec+1000":
             return [b.guardfs, "mount", "-f", "--policy", b.plus1000_policy, self.work]
         if n == ALT:
-            return [b.alt_guardfs, "mount", "-f", self.work]
+            return [b.alt_guardfs, "mount", "-f", *b.alt_options, self.work]
         return passthrough_command(n, self.dirs)
 
     def mount(self) -> None:
@@ -601,7 +602,10 @@ class Bench:
         with open(self.guardfs, "rb") as f:
             self.guardfs_sha = hashlib.sha256(f.read()).hexdigest()[:16]
         self.alt_guardfs = self.alt_sha = None
-        if args.alt_guardfs:
+        self.alt_options = shlex.split(args.alt_options or "")
+        if args.alt_options and not args.alt_guardfs:
+            self.alt_guardfs, self.alt_sha = self.guardfs, self.guardfs_sha
+        elif args.alt_guardfs:
             self.alt_guardfs = os.path.join(self.assets, "guardfs-alt")
             shutil.copy2(args.alt_guardfs, self.alt_guardfs)
             with open(self.alt_guardfs, "rb") as f:
@@ -677,7 +681,9 @@ class Bench:
             "guardfs-rec": "guardfs mount -f WS (built-in recommended policy)",
             "guardfs-rec+1000": "guardfs mount -f --policy rec-plus-1000.yaml WS "
                                 "(recommended: true + 1,000 deny rows)",
-            ALT: f"{self.args.alt_guardfs} mount -f WS (recommended policy)",
+            ALT: f"{self.args.alt_guardfs or 'guardfs'} mount -f "
+                 f"{' '.join(self.alt_options) + ' ' if self.alt_options else ''}"
+                 f"WS (recommended policy)",
             "bindfs": "bindfs -f " + " ".join(BINDFS_OPTS) + " SRC MNT",
             "mergerfs": f"mergerfs -f -o {MERGERFS_OPTS} SRC MNT",
             "fuse-overlayfs": f"fuse-overlayfs -f -o lowerdir=EMPTY,upperdir=UPPER,"
@@ -812,6 +818,9 @@ TARGETS = [
     ("+1000/empty", "guardfs-rec+1000", "guardfs-empty", 1.05, False),
     ("rec/fastest-passthrough", "guardfs-rec", "fastest-passthrough", 1.0, True),
     ("rec/native", "guardfs-rec", "native", 1.3, False),
+    # Only with an A/B contender: how it compares with guardfs-rec and with the passthroughs.
+    ("alt/rec", ALT, "guardfs-rec", 1.0, True),
+    ("alt/fastest-passthrough", ALT, "fastest-passthrough", 1.0, True),
 ]
 NATIVE_TARGET_ROWS = ("meta-stat-walk-warm", "git-status-x5")
 PASSTHROUGHS = ("bindfs", "mergerfs", "fuse-overlayfs")
@@ -929,7 +938,7 @@ def fmt_table(result: dict, summary: dict, markdown: bool) -> str:
 
 
 def fmt_targets(summary: dict, markdown: bool) -> str:
-    keys = [k for k, *_ in TARGETS]
+    keys = [k for k, *_ in TARGETS if any(k in t for t in summary["targets"].values())]
     heads = {k: f"{k} ({'<' if strict else '≤'}{limit:g})" for k, _, _, limit, strict in TARGETS}
     lines = []
     if markdown:
@@ -942,7 +951,7 @@ def fmt_targets(summary: dict, markdown: bool) -> str:
             if not v:
                 cells.append("-")
                 continue
-            who = f" ({v['against']})" if k == "rec/fastest-passthrough" else ""
+            who = f" ({v['against']})" if k.endswith("/fastest-passthrough") else ""
             if v["lo"] is None:
                 cells.append(f"{v['median']:.3f} (no CI){who}")
             else:
@@ -1172,6 +1181,9 @@ def main() -> int:
     ap.add_argument("--guardfs", default=DEFAULT_GUARDFS)
     ap.add_argument("--alt-guardfs", metavar="BINARY",
                     help=f"a second guardfs build, added as contender {ALT} (A/B comparison)")
+    ap.add_argument("--alt-options", metavar="OPTIONS",
+                    help=f"mount options of {ALT} (e.g. '-o writeback_cache'); without "
+                         f"--alt-guardfs, {ALT} is the --guardfs binary with these options")
     ap.add_argument("--base-dir", default="/var/tmp", help="parent of the temporary tree")
     ap.add_argument("--json", help="write raw samples and summary to this file")
     ap.add_argument("--md", help="append a section for this run to this Markdown file")
@@ -1213,11 +1225,11 @@ def main() -> int:
     for w in args.workloads:
         if w not in WORKLOADS:
             ap.error(f"unknown workload {w}")
-    if args.alt_guardfs:
+    if args.alt_guardfs or args.alt_options:
         if ALT not in args.contenders:
             args.contenders.append(ALT)
     for c in args.contenders:
-        if c not in ALL_CONTENDERS and not (c == ALT and args.alt_guardfs):
+        if c not in ALL_CONTENDERS and not (c == ALT and (args.alt_guardfs or args.alt_options)):
             ap.error(f"unknown contender {c}")
     if "native" not in args.contenders:
         ap.error("native is the baseline of every ratio; keep it in --contenders")
