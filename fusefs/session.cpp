@@ -7,6 +7,7 @@
 #include "fusefs/mountinfo.hpp"
 #include "fusefs/ops_table.hpp"
 #include "fusefs/reclaimer.hpp"
+#include "fusefs/worker_loop.hpp"
 #include "guard/arbiter.hpp"
 #include "guard/git_config.hpp"
 #include "guard/judge.hpp"
@@ -450,11 +451,8 @@ int serve(const MountOptions& options, GuardSetup setup) {
                 }
             });
         }
-        fuse_loop_config* loop = fuse_loop_cfg_create();
-        fuse_loop_cfg_set_max_threads(loop, options.max_threads);
-        fuse_loop_cfg_set_clone_fd(loop, 0);
-        rc = fuse_session_loop_mt(se, loop) == 0 ? 0 : 1;
-        fuse_loop_cfg_destroy(loop);
+        // A signal (SIGINT, SIGTERM) ends the loop as an unmount does: both unmount cleanly.
+        rc = run_workers(se, options.max_threads) == 0 ? 0 : 1;
         if (reloader.joinable()) {
             ::signal(SIGHUP, SIG_IGN);
             const char q = 'q';

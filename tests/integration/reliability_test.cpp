@@ -976,6 +976,119 @@ TEST_CASE("an approver that floods stalls or writes garbage does not hold up unr
     kill_approvers(g.daemon_pid());
 }
 
+// Answers nothing until <go> exists, then allows every question it was asked and every later
+// one. Each question's id is appended to <seen> as it arrives.
+const char* const kGateApprover = R"(
+import json, os, sys, threading, time
+seen, go = sys.argv[1], sys.argv[2]
+lock = threading.Lock()
+waiting = []
+opened = False
+
+def answer(qid):
+    sys.stdout.write(json.dumps({"id": qid, "verdict": "allow"}) + "\n")
+    sys.stdout.flush()
+
+def release():
+    global opened
+    while not os.path.exists(go):
+        time.sleep(0.01)
+    with lock:
+        opened = True
+        for qid in waiting:
+            answer(qid)
+
+threading.Thread(target=release, daemon=True).start()
+for line in sys.stdin:
+    q = json.loads(line)
+    with open(seen, "a") as f:
+        f.write("%d\n" % q["id"])
+    with lock:
+        if opened:
+            answer(q["id"])
+        else:
+            waiting.append(q["id"])
+)";
+
+TEST_CASE("many questions waiting at once do not hold up other requests",
+          "[integration][reliability][approver]") {
+    // Each waiting question holds one of the daemon's workers. The daemon keeps only a few
+    // workers reading /dev/fuse (fusefs/worker_loop.hpp); when all of them wait, it must start
+    // or wake others, or the next request (another question, or anything else) never runs.
+    constexpr int kAskers = 8;
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n"; // the agent-configuration tier makes .claude ask
+    spec.setup = [](const std::string& ws) {
+        for (int i = 0; i < kAskers; ++i) { // one directory each: creates in one directory
+            fs::create_directories(ws + "/.claude/d" + std::to_string(i)); // queue in the kernel
+        }
+        write_file(fs::path(ws).parent_path().string() + "/gate.py", kGateApprover);
+    };
+    spec.extra_args = {"--approver", "python3 {root}/gate.py {root}/seen {root}/go",
+                       "--ask-timeout", "60"};
+    MountedGuard g(spec);
+    const std::string seen = g.root() + "/seen";
+    const std::string go = g.root() + "/go";
+
+    struct Release {
+        std::string go;
+
+        ~Release() { write_file(go, ""); }
+    } release{go};
+
+    std::array<std::atomic<int>, kAskers> asked{};
+    std::vector<std::jthread> askers;
+    for (int i = 0; i < kAskers; ++i) {
+        asked[static_cast<std::size_t>(i)] = -1;
+        askers.emplace_back([&, i] {
+            asked[static_cast<std::size_t>(i)] =
+                write_text(g.ws(".claude/d" + std::to_string(i) + "/wait.md"), "x");
+        });
+    }
+    const auto lines = [&] {
+        const std::string text = read_file(seen);
+        return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+    };
+    // Every question reached the approver: kAskers workers wait at once.
+    REQUIRE(eventually([&] { return lines() == kAskers; }, 20s));
+
+    const auto start = Clock::now();
+    int failures = 0;
+    for (int i = 0; i < 100; ++i) {
+        const std::string p = g.ws("other" + std::to_string(i) + ".txt");
+        const std::string text = "data " + std::to_string(i) + "\n";
+        if (write_text(p, text) != 0 || read_file(p) != text) {
+            ++failures;
+        }
+    }
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    CAPTURE(took.count());
+    CHECK(failures == 0);
+    CHECK(took < 5s);
+    for (const auto& a : asked) {
+        CHECK(a.load() == -1); // still waiting for their answers
+    }
+    write_file(go, "");
+    askers.clear(); // joins
+    for (const auto& a : asked) {
+        CHECK(a.load() == 0);
+    }
+    // And the daemon serves as before once they are answered.
+    CHECK(write_text(g.ws("after.txt"), "ok\n") == 0);
+    kill_approvers(g.daemon_pid());
+}
+
+TEST_CASE("SIGINT and SIGTERM unmount cleanly: the daemon exits 0 and leaves no mount",
+          "[integration][reliability]") {
+    const int sig = GENERATE(SIGINT, SIGTERM);
+    CAPTURE(sig);
+    MountedGuard g("deny: [\".env\"]\n");
+    REQUIRE(write_text(g.ws("kept.txt"), "written through the mount\n") == 0);
+    CHECK(g.terminate(sig) == 0);
+    CHECK_FALSE(is_mount_point(g.ws()));
+    CHECK(read_file(g.ws("kept.txt")) == "written through the mount\n");
+}
+
 TEST_CASE("an approver that stops reading its input still gets each question refused within the "
           "ask timeout",
           "[integration][reliability][approver]") {

@@ -190,6 +190,25 @@ int MountedGuard::unmount() {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int MountedGuard::terminate(int sig) {
+    if (unmounted_ || pid_ <= 0) {
+        return -1;
+    }
+    unmounted_ = true;
+    int status = -1;
+    ::kill(pid_, sig);
+    const bool exited = wait_for_exit(pid_, std::chrono::seconds(10), &status);
+    if (!exited) {
+        ::kill(pid_, SIGKILL);
+        wait_for_exit(pid_, std::chrono::seconds(10), &status);
+    }
+    pid_ = -1;
+    if (top_fstype(ws()) == "fuse.guardfs") {
+        ::umount2(ws().c_str(), MNT_DETACH);
+    }
+    return exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 void MountedGuard::stop() noexcept {
     try {
         if (!unmounted_) {

@@ -46,6 +46,10 @@ public:
     // ws() names the underlying files, so a test can check that nothing changed on disk.
     int unmount();
 
+    // Sends `sig` to the daemon and waits for it to exit; returns its exit status, or -1 when
+    // a signal ended it (or it did not exit within 10 s). A mount it left is detached.
+    int terminate(int sig);
+
     [[nodiscard]] bool mounted() const;
 
     // What the daemon printed on stderr so far.

@@ -1,0 +1,264 @@
+// The request loop; see worker_loop.hpp.
+#include "fusefs/worker_loop.hpp"
+
+#include <fuse_lowlevel.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <unistd.h>
+
+namespace guardfs::fusefs {
+
+namespace {
+
+class Pool;
+
+struct Worker {
+    pthread_t thread{};
+    fuse_buf buf{};             // the request read last; libfuse allocates buf.mem on first use
+    std::condition_variable cv; // a parked worker waits here
+    bool woken = false;         // set, under the pool's lock, by whoever unparks it
+    Pool* pool = nullptr;
+};
+
+// Runs `start` with the signals that end the daemon blocked, so that the thread it starts
+// leaves them to the thread waiting in Pool::run(), as libfuse's loop does.
+template <typename F>
+auto with_signals_blocked(F start) {
+    sigset_t block;
+    sigset_t old;
+    ::sigemptyset(&block);
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+        ::sigaddset(&block, sig);
+    }
+    ::pthread_sigmask(SIG_BLOCK, &block, &old);
+    auto result = start();
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return result;
+}
+
+unsigned online_cpus() noexcept {
+    const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<unsigned>(n) : 1U;
+}
+
+class Pool {
+public:
+    Pool(fuse_session* se, unsigned max_threads)
+        : se_(se)
+        , max_threads_(std::max(max_threads, kReaders))
+        , readers_wanted_(std::clamp(online_cpus(), kReaders, max_threads_)) {
+        ::sem_init(&finish_, 0, 0);
+    }
+
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
+
+    ~Pool() {
+        for (const auto& w : workers_) {
+            std::free(w->buf.mem); // NOLINT: libfuse's malloc
+        }
+        ::sem_destroy(&finish_);
+    }
+
+    int run() {
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            for (unsigned i = 0; i < readers_wanted_ && start_locked(); ++i) {
+                ++readers_;
+            }
+            if (workers_.empty()) {
+                std::fprintf(stderr, "guardfs: cannot start a worker thread\n");
+                return -1;
+            }
+        }
+        std::thread watchdog =
+            with_signals_blocked([this] { return std::thread([this] { watch(); }); });
+        while (!fuse_session_exited(se_)) {
+            ::sem_wait(&finish_); // a worker that stopped posts; a signal interrupts the wait
+        }
+        std::vector<Worker*> all;
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            exiting_ = true;
+            for (Worker* w : parked_) {
+                w->cv.notify_one();
+            }
+            watch_cv_.notify_one();
+            for (const auto& w : workers_) {
+                all.push_back(w.get());
+            }
+        }
+        // Workers blocked in read(2) are cancelled there, the only place where a worker accepts
+        // cancellation (as in libfuse); the others see exiting_ and return.
+        for (Worker* w : all) {
+            ::pthread_cancel(w->thread);
+        }
+        for (Worker* w : all) {
+            ::pthread_join(w->thread, nullptr);
+        }
+        watchdog.join();
+        return failed_ ? -1 : 0;
+    }
+
+    static void* main_of(void* arg) {
+        auto* w = static_cast<Worker*>(arg);
+        w->pool->work(*w);
+        return nullptr;
+    }
+
+private:
+    static constexpr std::chrono::milliseconds kTick{10};
+    static constexpr unsigned kIdleTicks = 100; // a second without requests: the watchdog sleeps
+
+    // Starts one more worker, counted among the readers by the caller.
+    bool start_locked() {
+        if (exiting_ || workers_.size() >= max_threads_) {
+            return false;
+        }
+        auto w = std::make_unique<Worker>();
+        w->pool = this;
+        const int err = with_signals_blocked(
+            [&] { return ::pthread_create(&w->thread, nullptr, &Pool::main_of, w.get()); });
+        if (err != 0) {
+            return false;
+        }
+        workers_.push_back(std::move(w));
+        return true;
+    }
+
+    // One more reader: the worker that went idle last, else a new one. With neither (max_threads
+    // busy), requests wait in the kernel until a worker is done.
+    void add_reader_locked() {
+        if (!parked_.empty()) {
+            Worker* w = parked_.back();
+            parked_.pop_back();
+            w->woken = true;
+            ++readers_;
+            w->cv.notify_one();
+        } else if (start_locked()) {
+            ++readers_;
+        }
+    }
+
+    void work(Worker& w) {
+        for (;;) {
+            int old_state = 0;
+            ::pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old_state);
+            const int res = fuse_session_receive_buf(se_, &w.buf);
+            ::pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_state);
+            {
+                const std::lock_guard<std::mutex> lock(m_);
+                --readers_;
+                if (exiting_ || fuse_session_exited(se_)) {
+                    break;
+                }
+                if (res == -EINTR || res == -EAGAIN) {
+                    ++readers_;
+                    continue;
+                }
+                if (res <= 0) {
+                    // 0: unmounted (libfuse saw ENODEV and ended the session); else an error.
+                    if (res < 0 && res != -ENODEV) {
+                        failed_ = true;
+                    }
+                    fuse_session_exit(se_);
+                    break;
+                }
+                // No one may be left reading now. Most requests take microseconds and the next
+                // one waits in the kernel meanwhile; one that takes longer is the watchdog's.
+                ++busy_;
+                if (idle_) {
+                    idle_ = false;
+                    watch_cv_.notify_one();
+                }
+            }
+            fuse_session_process_buf(se_, &w.buf);
+            std::unique_lock<std::mutex> lock(m_);
+            --busy_;
+            ++done_;
+            if (exiting_ || fuse_session_exited(se_)) {
+                break;
+            }
+            if (readers_ < readers_wanted_) {
+                ++readers_;
+                continue;
+            }
+            w.woken = false;
+            parked_.push_back(&w);
+            w.cv.wait(lock, [&] { return w.woken || exiting_; });
+            if (!w.woken) {
+                parked_.erase(std::find(parked_.begin(), parked_.end(), &w));
+                break;
+            }
+        }
+        ::sem_post(&finish_);
+    }
+
+    // While requests flow, every kTick: when no worker is reading, some are busy and none has
+    // finished a request since the last look (a request waits: an ask, a lock file's release, a
+    // slow disk), wake or start another. After kIdleTicks without requests it sleeps until the
+    // next one arrives.
+    void watch() {
+        std::unique_lock<std::mutex> lock(m_);
+        std::uint64_t last = done_;
+        unsigned quiet = 0;
+        while (!exiting_) {
+            if (idle_) {
+                watch_cv_.wait(lock, [&] { return !idle_ || exiting_; });
+                last = done_;
+                continue;
+            }
+            watch_cv_.wait_for(lock, kTick, [&] { return exiting_; });
+            if (exiting_) {
+                break;
+            }
+            if (readers_ == 0 && busy_ > 0 && done_ == last) {
+                add_reader_locked();
+            }
+            quiet = (busy_ == 0 && done_ == last) ? quiet + 1 : 0;
+            if (quiet >= kIdleTicks) {
+                idle_ = true;
+                quiet = 0;
+            }
+            last = done_;
+        }
+    }
+
+    fuse_session* se_;
+    const unsigned max_threads_;
+    const unsigned readers_wanted_; // idle workers kept in read(2): one per CPU, at least two
+    sem_t finish_{};
+    std::mutex m_; // guards everything below
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::vector<Worker*> parked_; // the last to park is the first woken
+    unsigned readers_ = 0;        // workers in, or on their way to, read(2) on /dev/fuse
+    unsigned busy_ = 0;           // workers serving a request
+    std::uint64_t done_ = 0;      // requests served
+    bool idle_ = false;           // the watchdog sleeps until the next request
+    std::condition_variable watch_cv_;
+    bool exiting_ = false;
+    bool failed_ = false;
+};
+
+} // namespace
+
+int run_workers(fuse_session* se, unsigned max_threads) {
+    Pool pool(se, max_threads);
+    return pool.run();
+}
+
+} // namespace guardfs::fusefs
