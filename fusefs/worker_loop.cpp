@@ -7,14 +7,17 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include <linux/fuse.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -48,6 +51,37 @@ auto with_signals_blocked(F start) {
     auto result = start();
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return result;
+}
+
+// Requests that may keep their worker waiting on the disk: data moved in bulk (readahead,
+// large writes), fsync, fallocate, copy_file_range. Several of them run at once, as the disk
+// can serve them, so one that leaves no one reading has another woken first.
+bool may_wait_on_disk(const fuse_buf& buf) noexcept {
+    constexpr std::uint32_t kBulk = 64 * 1024;
+    fuse_in_header h{};
+    if (buf.mem == nullptr || buf.size < sizeof h) {
+        return false;
+    }
+    std::memcpy(&h, buf.mem, sizeof h);
+    const char* body = static_cast<const char*>(buf.mem) + sizeof h;
+    const std::size_t body_len = buf.size - sizeof h;
+    std::uint32_t size = 0;
+    switch (h.opcode) {
+    case FUSE_READ:
+    case FUSE_WRITE:
+        static_assert(offsetof(fuse_read_in, size) == offsetof(fuse_write_in, size));
+        if (body_len >= offsetof(fuse_read_in, size) + sizeof size) {
+            std::memcpy(&size, body + offsetof(fuse_read_in, size), sizeof size);
+        }
+        return size >= kBulk;
+    case FUSE_FSYNC:
+    case FUSE_FSYNCDIR:
+    case FUSE_FALLOCATE:
+    case FUSE_COPY_FILE_RANGE:
+        return true;
+    default:
+        return false;
+    }
 }
 
 unsigned online_cpus() noexcept {
@@ -180,6 +214,10 @@ private:
                 }
                 // No one may be left reading now. Most requests take microseconds and the next
                 // one waits in the kernel meanwhile; one that takes longer is the watchdog's.
+                // One that will likely wait on the disk has another reader woken at once.
+                if (readers_ == 0 && may_wait_on_disk(w.buf)) {
+                    add_reader_locked();
+                }
                 ++busy_;
                 if (idle_) {
                     idle_ = false;

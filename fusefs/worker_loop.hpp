@@ -8,7 +8,9 @@
 // cold buffer. Here one worker per CPU (at least kReaders) waits in read(2); a worker that
 // finishes a request while that many are reading parks in a stack of its own, and the one that
 // parked last is woken first. A request that leaves no one reading starts nothing: most take
-// microseconds, and the next request waits in the kernel meanwhile. A watchdog looks every
+// microseconds, and the next request waits in the kernel meanwhile; only one likely to wait on
+// the disk (a READ or WRITE of 64 KiB or more, FSYNC, FALLOCATE, COPY_FILE_RANGE) has another
+// reader woken at once, so readahead and large writes keep the disk busy. A watchdog looks every
 // 10 ms while requests flow: when every worker is busy and none has finished a request since
 // its last look (one waits for an approver, for a lock file's release, for a slow disk), it
 // wakes or starts another, up to max_threads. So a waiting question never holds up other
