@@ -4,6 +4,7 @@
 #include <fuse_lowlevel.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -34,6 +35,8 @@ struct Worker {
     fuse_buf buf{};             // the request read last; libfuse allocates buf.mem on first use
     std::condition_variable cv; // a parked worker waits here
     bool woken = false;         // set, under the pool's lock, by whoever unparks it
+    bool stopped = false;       // set, under the pool's lock, when it has left its loop
+    std::atomic<bool> reading{false}; // in (or about to enter) read(2) on /dev/fuse
     Pool* pool = nullptr;
 };
 
@@ -84,6 +87,16 @@ bool may_wait_on_disk(const fuse_buf& buf) noexcept {
     }
 }
 
+// At shutdown each worker still reading /dev/fuse gets this signal, whose handler does nothing:
+// read(2) ends with EINTR and the worker sees that the pool is exiting. (libfuse cancels its
+// workers instead; a cancellation unwinds through this file's frames, which AddressSanitizer's
+// stack bookkeeping does not survive.)
+int wake_signal() noexcept {
+    return SIGRTMIN;
+}
+
+void on_wake_signal(int /*sig*/) {}
+
 unsigned online_cpus() noexcept {
     const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? static_cast<unsigned>(n) : 1U;
@@ -109,6 +122,14 @@ public:
     }
 
     int run() {
+        struct sigaction wake {};
+
+        struct sigaction old_wake {};
+
+        wake.sa_handler = &on_wake_signal;
+        ::sigemptyset(&wake.sa_mask);
+        wake.sa_flags = 0; // no SA_RESTART: the read must end
+        ::sigaction(wake_signal(), &wake, &old_wake);
         {
             std::lock_guard<std::mutex> lock(m_);
             for (unsigned i = 0; i < readers_wanted_ && start_locked(); ++i) {
@@ -116,6 +137,7 @@ public:
             }
             if (workers_.empty()) {
                 std::fprintf(stderr, "guardfs: cannot start a worker thread\n");
+                ::sigaction(wake_signal(), &old_wake, nullptr);
                 return -1;
             }
         }
@@ -136,15 +158,34 @@ public:
                 all.push_back(w.get());
             }
         }
-        // Workers blocked in read(2) are cancelled there, the only place where a worker accepts
-        // cancellation (as in libfuse); the others see exiting_ and return.
-        for (Worker* w : all) {
-            ::pthread_cancel(w->thread);
+        // Workers blocked in read(2) are interrupted there; one serving a request sees exiting_
+        // when it is done, and a parked one was just woken. The signal is sent again until each
+        // reader has left its loop, since one may arrive just before its read begins.
+        for (;;) {
+            std::vector<pthread_t> running;
+            bool all_stopped = true;
+            {
+                std::lock_guard<std::mutex> lock(m_);
+                for (Worker* w : all) {
+                    if (!w->stopped && w->reading.load()) {
+                        running.push_back(w->thread);
+                    }
+                    all_stopped = all_stopped && w->stopped;
+                }
+            }
+            if (all_stopped) {
+                break;
+            }
+            for (const pthread_t t : running) {
+                ::pthread_kill(t, wake_signal());
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         for (Worker* w : all) {
             ::pthread_join(w->thread, nullptr);
         }
         watchdog.join();
+        ::sigaction(wake_signal(), &old_wake, nullptr);
         return failed_ ? -1 : 0;
     }
 
@@ -190,10 +231,9 @@ private:
 
     void work(Worker& w) {
         for (;;) {
-            int old_state = 0;
-            ::pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old_state);
+            w.reading.store(true);
             const int res = fuse_session_receive_buf(se_, &w.buf);
-            ::pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_state);
+            w.reading.store(false);
             {
                 const std::lock_guard<std::mutex> lock(m_);
                 --readers_;
@@ -242,6 +282,10 @@ private:
                 parked_.erase(std::find(parked_.begin(), parked_.end(), &w));
                 break;
             }
+        }
+        {
+            const std::lock_guard<std::mutex> lock(m_);
+            w.stopped = true;
         }
         ::sem_post(&finish_);
     }
