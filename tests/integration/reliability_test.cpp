@@ -1040,14 +1040,17 @@ TEST_CASE("many questions waiting at once do not hold up other requests",
     const std::string seen = g.root() + "/seen";
     const std::string go = g.root() + "/go";
 
+    std::array<std::atomic<int>, kAskers> asked{};
+    std::vector<std::jthread> askers;
+
+    // Declared after the askers, so it lets the approver answer before they are joined on
+    // every way out of this test.
     struct Release {
         std::string go;
 
         ~Release() { write_file(go, ""); }
     } release{go};
 
-    std::array<std::atomic<int>, kAskers> asked{};
-    std::vector<std::jthread> askers;
     for (int i = 0; i < kAskers; ++i) {
         asked[static_cast<std::size_t>(i)] = -1;
         askers.emplace_back([&, i] {
