@@ -1225,11 +1225,11 @@ def main() -> int:
     for w in args.workloads:
         if w not in WORKLOADS:
             ap.error(f"unknown workload {w}")
-    if args.alt_guardfs or args.alt_options:
-        if ALT not in args.contenders:
-            args.contenders.append(ALT)
+    with_alt = bool(args.alt_guardfs or args.alt_options)
+    if with_alt and ALT not in args.contenders:
+        args.contenders.append(ALT)
     for c in args.contenders:
-        if c not in ALL_CONTENDERS and not (c == ALT and (args.alt_guardfs or args.alt_options)):
+        if c not in ALL_CONTENDERS and not (c == ALT and with_alt):
             ap.error(f"unknown contender {c}")
     if "native" not in args.contenders:
         ap.error("native is the baseline of every ratio; keep it in --contenders")
