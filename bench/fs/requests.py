@@ -6,7 +6,8 @@ contenders where wall-clock times on a shared machine cannot.
 For each contender a fresh mount over an empty directory on the same filesystem; for each phase,
 strace follows every thread of the daemon while a Python loop makes N operations through the
 mount. A request is one read (or splice) of the daemon's /dev/fuse descriptor; FORGET requests
-have no reply, every other request has one. The phase's own untraced warm-up (e.g. the first
+have no reply, every other request has one. A read's first 8 bytes (the request header's length
+and opcode) name the request's kind: `--opcodes` prints requests per operation by kind. The phase's own untraced warm-up (e.g. the first
 stat walk) runs before strace attaches. Contenders: guardfs-rec (built-in policy),
 guardfs-empty, guardfs-rec-wb (-o writeback_cache), bindfs, mergerfs, fuse-overlayfs, with
 fsbench.py's options.
@@ -81,16 +82,29 @@ def fuse_fds(pid: int) -> set[str]:
     return fds
 
 
+# fuse_in_header.opcode (linux/fuse.h) of the requests a passthrough sees.
+OPCODES = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 4: "SETATTR", 5: "READLINK", 6: "SYMLINK",
+           8: "MKNOD", 9: "MKDIR", 10: "UNLINK", 11: "RMDIR", 12: "RENAME", 13: "LINK",
+           14: "OPEN", 15: "READ", 16: "WRITE", 17: "STATFS", 18: "RELEASE", 20: "FSYNC",
+           21: "SETXATTR", 22: "GETXATTR", 23: "LISTXATTR", 24: "REMOVEXATTR", 25: "FLUSH",
+           26: "INIT", 27: "OPENDIR", 28: "READDIR", 29: "RELEASEDIR", 30: "FSYNCDIR",
+           31: "GETLK", 32: "SETLK", 33: "SETLKW", 34: "ACCESS", 35: "CREATE",
+           36: "INTERRUPT", 38: "DESTROY", 40: "POLL", 42: "BATCH_FORGET", 43: "FALLOCATE",
+           44: "READDIRPLUS", 45: "RENAME2", 46: "LSEEK", 47: "COPY_FILE_RANGE"}
+HEADER = re.compile(r'"((?:\\x[0-9a-f]{2}){8})')
+
 START = re.compile(r"^(\d+)\s+([a-z0-9_]+)\((\d+)?")
 RESUMED = re.compile(r"^(\d+)\s+<\.\.\. ([a-z0-9_]+) resumed>")
 RESULT = re.compile(r"\)\s+= (-?\d+)")
 
 
-def count(trace: str, fds: set[str]) -> tuple[int, int]:
-    """(requests, system calls) in an `strace -f` output file. A request is a read, readv or
-    splice of a /dev/fuse descriptor that returned bytes; a call blocked when strace attached or
-    detached is not counted."""
+def count(trace: str, fds: set[str]) -> tuple[int, int, dict[str, int]]:
+    """(requests, system calls, requests by opcode) in an `strace -f -xx -s 8` output file. A
+    request is a read, readv or splice of a /dev/fuse descriptor that returned bytes; a call
+    blocked when strace attached or detached is not counted. A splice shows no bytes: its kind
+    is counted as "?"."""
     requests = calls = 0
+    kinds: dict[str, int] = {}
     pending: dict[str, tuple[str, str | None]] = {}  # thread -> its unfinished call
     with open(trace) as f:
         for line in f:
@@ -112,7 +126,14 @@ def count(trace: str, fds: set[str]) -> tuple[int, int]:
             calls += 1
             if name in ("read", "readv", "splice") and fd in fds and int(r.group(1)) > 0:
                 requests += 1
-    return requests, calls
+                h = HEADER.search(line)
+                kind = "?"
+                if h:
+                    op = int.from_bytes(bytes.fromhex(h.group(1).replace("\\x", ""))[4:8],
+                                        "little")
+                    kind = OPCODES.get(op, str(op))
+                kinds[kind] = kinds.get(kind, 0) + 1
+    return requests, calls, kinds
 
 
 class Mounted:
@@ -140,10 +161,10 @@ class Mounted:
         else:
             raise RuntimeError(f"{name} did not mount")
 
-    def traced(self, fn) -> tuple[int, int]:
+    def traced(self, fn) -> tuple[int, int, dict[str, int]]:
         fds = fuse_fds(self.proc.pid)
         out = os.path.join(self.dir, "trace")
-        st = subprocess.Popen(["strace", "-f", "-qq", "-o", out, "-p", str(self.proc.pid)],
+        st = subprocess.Popen(["strace", "-f", "-qq", "-xx", "-s", "8", "-o", out, "-p", str(self.proc.pid)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.0)  # strace attaches to every thread
         try:
@@ -164,6 +185,11 @@ class Mounted:
         self.log.close()
 
 
+def per(kinds: dict[str, int], n: int) -> dict[str, float]:
+    """Requests by kind per operation, most frequent first."""
+    return {k: round(v / n, 2) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])}
+
+
 def py(work: str, body: str, n: int) -> None:
     code = "import os, sys\nn = int(sys.argv[1])\n" + body
     subprocess.run([sys.executable, "-I", "-S", "-c", code, str(n)], cwd=work, check=True)
@@ -179,6 +205,8 @@ def main() -> int:
     ap.add_argument("--guardfs", default=fsbench.DEFAULT_GUARDFS)
     ap.add_argument("--base-dir", default="/var/tmp")
     ap.add_argument("--json")
+    ap.add_argument("--opcodes", action="store_true",
+                    help="also print the requests per operation by kind (opcode)")
     args = ap.parse_args()
     args.guardfs = os.path.abspath(args.guardfs)
     contenders = args.contenders.split(",")
@@ -196,8 +224,8 @@ def main() -> int:
                 for name, setup, loop in PHASES:
                     if setup:
                         py(m.work, setup, args.n)
-                    r, k = m.traced(lambda: py(m.work, loop, args.n))
-                    res[c][name] = (r / args.n, k / args.n)
+                    r, k, kinds = m.traced(lambda: py(m.work, loop, args.n))
+                    res[c][name] = (r / args.n, k / args.n, per(kinds, args.n))
                 repo = os.path.join(m.work, "repo")
                 os.mkdir(repo)
                 subprocess.run(["tar", "-xf", tar, "--strip-components=1"], cwd=repo, check=True)
@@ -210,11 +238,11 @@ def main() -> int:
                     for _ in range(args.git_n):
                         subprocess.run(["git", "status", "--porcelain"], cwd=repo, env=env,
                                        check=True, stdout=subprocess.DEVNULL)
-                r, k = m.traced(status)
-                res[c][GIT_PHASE] = (r / args.git_n, k / args.git_n)
+                r, k, kinds = m.traced(status)
+                res[c][GIT_PHASE] = (r / args.git_n, k / args.git_n, per(kinds, args.git_n))
             finally:
                 m.close()
-            print(f"{c}: " + ", ".join(f"{p} {r:.2f}/{k:.2f}" for p, (r, k) in res[c].items()),
+            print(f"{c}: " + ", ".join(f"{p} {r:.2f}/{k:.2f}" for p, (r, k, _) in res[c].items()),
                   file=sys.stderr, flush=True)
     finally:
         subprocess.run(["rm", "-rf", "--one-file-system", base], check=False)
@@ -224,11 +252,19 @@ def main() -> int:
     for p in phases:
         print(f"{p:20s}" + "".join(f"{res[c][p][0]:>12.2f} ({res[c][p][1]:6.2f})"
                                    for c in contenders))
+    if args.opcodes:
+        print("\nFUSE requests per operation by kind")
+        for p in phases:
+            for c in contenders:
+                kinds = res[c][p][2]
+                print(f"{p:20s} {c:16s} " + (", ".join(f"{k} {v:.2f}" for k, v in kinds.items())
+                                             or "-"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": args.n, "git_n": args.git_n, "contenders": contenders,
-                       "per_op": {c: {p: {"requests": r, "syscalls": k}
-                                      for p, (r, k) in v.items()} for c, v in res.items()}},
+                       "per_op": {c: {p: {"requests": r, "syscalls": k, "by_kind": kinds}
+                                      for p, (r, k, kinds) in v.items()}
+                                  for c, v in res.items()}},
                       f, indent=1)
     return 0
 
