@@ -7,10 +7,10 @@ For each contender a fresh mount over an empty directory on the same filesystem;
 strace follows every thread of the daemon while a Python loop makes N operations through the
 mount. A request is one read (or splice) of the daemon's /dev/fuse descriptor; FORGET requests
 have no reply, every other request has one. A read's first 8 bytes (the request header's length
-and opcode) name the request's kind: `--opcodes` prints requests per operation by kind. The phase's own untraced warm-up (e.g. the first
-stat walk) runs before strace attaches. Contenders: guardfs-rec (built-in policy),
-guardfs-empty, guardfs-rec-wb (-o writeback_cache), bindfs, mergerfs, fuse-overlayfs, with
-fsbench.py's options.
+and opcode) name the request's kind: `--opcodes` prints requests per operation by kind. The
+phase's own untraced warm-up (e.g. the first stat walk) runs before strace attaches.
+Contenders: guardfs-rec (built-in policy), guardfs-empty, guardfs-rec-wb (-o writeback_cache),
+bindfs, mergerfs, fuse-overlayfs, with fsbench.py's options.
 
     python3 bench/fs/requests.py [--n 1000] [--contenders guardfs-rec,bindfs,...] [--json F]
 
@@ -89,7 +89,8 @@ OPCODES = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 4: "SETATTR", 5: "READLINK", 
            21: "SETXATTR", 22: "GETXATTR", 23: "LISTXATTR", 24: "REMOVEXATTR", 25: "FLUSH",
            26: "INIT", 27: "OPENDIR", 28: "READDIR", 29: "RELEASEDIR", 30: "FSYNCDIR",
            31: "GETLK", 32: "SETLK", 33: "SETLKW", 34: "ACCESS", 35: "CREATE",
-           36: "INTERRUPT", 38: "DESTROY", 40: "POLL", 42: "BATCH_FORGET", 43: "FALLOCATE",
+           36: "INTERRUPT", 37: "BMAP", 38: "DESTROY", 39: "IOCTL", 40: "POLL",
+           41: "NOTIFY_REPLY", 42: "BATCH_FORGET", 43: "FALLOCATE",
            44: "READDIRPLUS", 45: "RENAME2", 46: "LSEEK", 47: "COPY_FILE_RANGE"}
 HEADER = re.compile(r'"((?:\\x[0-9a-f]{2}){8})')
 
@@ -164,7 +165,9 @@ class Mounted:
     def traced(self, fn) -> tuple[int, int, dict[str, int]]:
         fds = fuse_fds(self.proc.pid)
         out = os.path.join(self.dir, "trace")
-        st = subprocess.Popen(["strace", "-f", "-qq", "-xx", "-s", "8", "-o", out, "-p", str(self.proc.pid)],
+        # -xx -s 8: each read's first 8 bytes in hex, the header's length and opcode.
+        st = subprocess.Popen(["strace", "-f", "-qq", "-xx", "-s", "8", "-o", out,
+                               "-p", str(self.proc.pid)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.0)  # strace attaches to every thread
         try:
