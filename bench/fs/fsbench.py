@@ -5,7 +5,11 @@ Issue #6. Each sample makes a fresh workspace under one temporary base (one disk
 contender), mounts the contender (guardfs in place; bindfs, mergerfs and fuse-overlayfs at a
 mount point over a separate source directory), runs ONE workload whose real programs are timed
 with time.perf_counter around their subprocess calls only, unmounts and deletes. Contenders are
-interleaved round by round (round r runs them rotated by r: A B C, B C A, ...). Per workload row
+interleaved round by round in a Williams design: every contender runs once per round, in
+every position equally often, and after every other contender equally often (for an odd number
+of contenders over two rounds), so what one sample leaves behind (memory to reclaim, a warm or
+cold disk) does not always fall on the same successor. Before 2026-12-02 the order was rotated
+(A B C, B C A, ...), under which each contender always followed the same one. Per workload row
 and contender the median of the rounds is reported with its ratio to the plain directory
 (`native`) measured in the same run.
 
@@ -345,6 +349,27 @@ class Sample:
 
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def williams_order(items: list, rnd: int) -> list:
+    """Round rnd of a Williams design over items: row k is 0, 1, n-1, 2, n-2, ... shifted by k
+    (mod n), and for an odd n the rows n..2n-1 are the first n reversed. Over n rounds (2n for
+    an odd n) every item is in every position as often, and every ordered pair (a then b)
+    occurs equally often back to back."""
+    n = len(items)
+    base, lo, hi = [0], 1, n - 1
+    while len(base) < n:
+        base.append(lo)
+        lo += 1
+        if len(base) < n:
+            base.append(hi)
+            hi -= 1
+    period = n if n % 2 == 0 else 2 * n
+    k = rnd % period
+    row = [(x + k) % n for x in base]
+    if k >= n:
+        row = [(x + k) % n for x in base][::-1]
+    return [items[i] for i in row]
 
 
 def daemon_cpu_seconds(pid: int) -> float:
@@ -746,8 +771,7 @@ class Bench:
                     log(f"fsbench: {interrupted}")
                     break
                 for w in workloads:
-                    k = rnd % len(contenders)
-                    order = contenders[k:] + contenders[:k]
+                    order = williams_order(contenders, rnd)
                     for idx, c in enumerate(order):
                         busy, waited = self.wait_quiet()
                         smp = self.run_sample(c, w, rnd, idx)
