@@ -368,7 +368,7 @@ def williams_order(items: list, rnd: int) -> list:
     k = rnd % period
     row = [(x + k) % n for x in base]
     if k >= n:
-        row = [(x + k) % n for x in base][::-1]
+        row.reverse()
     return [items[i] for i in row]
 
 
@@ -770,8 +770,8 @@ class Bench:
                                    f"would pass --max-minutes {a.max_minutes}")
                     log(f"fsbench: {interrupted}")
                     break
+                order = williams_order(contenders, rnd)
                 for w in workloads:
-                    order = williams_order(contenders, rnd)
                     for idx, c in enumerate(order):
                         busy, waited = self.wait_quiet()
                         smp = self.run_sample(c, w, rnd, idx)
