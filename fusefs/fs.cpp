@@ -135,17 +135,21 @@ int UnderlyingHostFiles::read(const std::string& path, std::string& out) {
     return guard::read_at(dir, rel, out);
 }
 
+ProcAt::ProcAt(int proc_fds, int fd) noexcept : dir_(proc_fds >= 0 ? proc_fds : AT_FDCWD) {
+    const auto end = proc_fds >= 0
+                         ? fmt::format_to_n(buf_.data(), buf_.size() - 1, "{}", fd)
+                         : fmt::format_to_n(buf_.data(), buf_.size() - 1, "/proc/self/fd/{}", fd);
+    *end.out = '\0';
+}
+
 int underlying_path(const Fs& fs, const Inode& inode, std::string& out) {
     if (&inode == &fs.inodes.root()) {
         out = fs.cfg.ws_real;
         return 0;
     }
-    std::array<char, 32> proc{};
-    const auto end =
-        fmt::format_to_n(proc.data(), proc.size() - 1, "/proc/self/fd/{}", inode.fd.get());
-    *end.out = '\0';
+    const ProcAt proc(fs, inode.fd.get());
     std::array<char, 4097> buf{};
-    const ssize_t n = ::readlink(proc.data(), buf.data(), buf.size());
+    const ssize_t n = ::readlinkat(proc.dir(), proc.name(), buf.data(), buf.size());
     if (n < 0) {
         return errno;
     }

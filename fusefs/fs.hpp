@@ -2,12 +2,14 @@
 // helpers that turn inodes into the paths the guard judges (design §3).
 #pragma once
 
+#include "base/unique_fd.hpp"
 #include "dataroot/fs_ops.hpp"
 #include "fusefs/inode_table.hpp"
 #include "guard/arbiter.hpp"
 #include "guard/host_files.hpp"
 #include "guard/request.hpp"
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -140,6 +142,28 @@ struct Fs {
     // The kernel opens directories without OPENDIR (decision 008): set once, at INIT.
     std::atomic<bool> no_opendir{false};
     Reclaimer* reclaimer = nullptr; // set before requests are served, cleared after
+    // /proc/self/fd of the serving process, opened once after daemonizing (a descriptor opened
+    // before the fork would name the parent's table); invalid until then. See ProcAt.
+    base::UniqueFd proc_fds;
+};
+
+// Descriptor `fd` of the daemon reached through /proc, as the (directory, name) pair of an *at
+// system call: "N" in the daemon's open /proc/self/fd when it has one, so that each call walks
+// one component instead of four; otherwise the absolute "/proc/self/fd/N". The name alone is
+// never a path: it is relative to dir(). No allocation.
+class ProcAt {
+public:
+    ProcAt(int proc_fds, int fd) noexcept;
+
+    ProcAt(const Fs& fs, int fd) noexcept : ProcAt(fs.proc_fds.get(), fd) {}
+
+    [[nodiscard]] int dir() const noexcept { return dir_; }
+
+    [[nodiscard]] const char* name() const noexcept { return buf_.data(); }
+
+private:
+    int dir_;
+    std::array<char, 32> buf_{};
 };
 
 // The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every

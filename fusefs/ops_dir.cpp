@@ -27,9 +27,9 @@ bool is_dot_or_dotdot(const char* name) noexcept {
 // only read permission on the directory is needed, as for opendir(3) (openat(fd, ".") would also
 // need search permission); the daemon's own open is where an unreadable directory is refused.
 int open_listing(Fs& fs, Inode& in) {
-    const ProcPath proc(in.fd.get());
-    return open_relieved(fs,
-                         [&] { return ::open(proc.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+    const ProcAt proc(fs, in.fd.get());
+    return open_relieved(
+        fs, [&] { return ::openat(proc.dir(), proc.name(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
 }
 
 // Directories keep no handle (decision 008). Where the kernel supports it, OPENDIR is answered

@@ -151,7 +151,7 @@ void do_access_op(fuse_req_t req, fuse_ino_t ino, int mask) {
         fuse_reply_err(req, 0);
         return;
     }
-    if (::faccessat(AT_FDCWD, ProcPath(in.fd.get()).c_str(), mask, 0) != 0) {
+    if (const ProcAt proc(fs, in.fd.get()); ::faccessat(proc.dir(), proc.name(), mask, 0) != 0) {
         fuse_reply_err(req, errno);
         return;
     }
@@ -222,7 +222,8 @@ int set_times(const Fs& fs, const Inode& in, const struct stat& attr, int valid,
         }
         return ::utimensat(parent.get(), name.c_str(), tv, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
     }
-    return ::utimensat(AT_FDCWD, ProcPath(in.fd.get()).c_str(), tv, 0) == 0 ? 0 : errno;
+    const ProcAt proc(fs, in.fd.get());
+    return ::utimensat(proc.dir(), proc.name(), tv, 0) == 0 ? 0 : errno;
 }
 
 void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct stat* attr,
@@ -235,7 +236,8 @@ void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct 
         } else if (fi != nullptr) {
             err = ::fchmod(file_handle(fi).fd(), attr->st_mode) == 0 ? 0 : errno;
         } else {
-            err = ::chmod(ProcPath(in.fd.get()).c_str(), attr->st_mode) == 0 ? 0 : errno;
+            const ProcAt proc(fs, in.fd.get());
+            err = ::fchmodat(proc.dir(), proc.name(), attr->st_mode, 0) == 0 ? 0 : errno;
         }
     }
     if (err == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0) {
@@ -539,8 +541,8 @@ void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t new
     // With CAP_DAC_READ_SEARCH, link the descriptor itself; otherwise through /proc.
     int rc = ::linkat(in.fd.get(), "", dir.fd.get(), newname, AT_EMPTY_PATH);
     if (rc != 0 && errno == ENOENT && !S_ISLNK(in.type)) {
-        rc = ::linkat(AT_FDCWD, ProcPath(in.fd.get()).c_str(), dir.fd.get(), newname,
-                      AT_SYMLINK_FOLLOW);
+        const ProcAt proc(fs, in.fd.get());
+        rc = ::linkat(proc.dir(), proc.name(), dir.fd.get(), newname, AT_SYMLINK_FOLLOW);
     }
     if (rc != 0) {
         fuse_reply_err(req, errno);

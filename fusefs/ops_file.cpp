@@ -65,7 +65,8 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
 void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {
     Inode& in = fs.inodes.get(ino);
     base::UniqueFd fd(open_relieved(fs, [&] {
-        return ::open(ProcPath(in.fd.get()).c_str(), underlying_flags(fs, fi->flags));
+        const ProcAt proc(fs, in.fd.get());
+        return ::openat(proc.dir(), proc.name(), underlying_flags(fs, fi->flags));
     }));
     if (!fd.valid()) {
         fuse_reply_err(req, errno);

@@ -416,6 +416,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
     }
     if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
         // Threads start only now: a fork (daemonizing) keeps none.
+        fs.proc_fds = base::UniqueFd(::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
         audit.note("mount", "guarding " + mountpoint);
         arbiter.start();
         // When the daemon replaces one of its own files under the mount (the allow file), the
