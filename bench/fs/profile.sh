@@ -11,7 +11,10 @@
 #                                          (software clock: this VM exposes no hardware
 #                                          counters), kernel and user stacks.
 #
-# POLICY: "empty", "rec" (built-in recommended) or a policy file. Environment: N (files,
+# POLICY: "empty", "rec" (built-in recommended), "rec+1000" (fsbench's recommended policy plus
+# 1,000 deny rows) or a policy file. perf mode ends with the share of the daemon's samples
+# spent in the guard's own code (namespaces guard, patterns, dataroot), the part a policy can
+# change. Environment: N (files,
 # default 2000 for callgrind, 10000 for perf), APPENDS (open/append/close loop, default N),
 # OUT (output directory, default /var/tmp/fsprof-<tool>-<policy>), GUARDFS (binary, default
 # build/guardfs, copied first so a concurrent rebuild does not change it).
@@ -30,11 +33,16 @@ GUARDFS=${GUARDFS:-$repo/build/guardfs}
 case "$policy" in
     empty) polargs=(--policy "$repo/examples/policies/empty.yaml") ;;
     rec) polargs=() ;;
+    rec+1000) polargs=(--policy "$OUT/rec-plus-1000.yaml") ;;
     *) polargs=(--policy "$(readlink -f "$policy")") ;;
 esac
 
 rm -rf "$OUT"
 mkdir -p "$OUT/ws"
+if [ "$policy" = rec+1000 ]; then
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import fsbench; fsbench.write_plus1000(sys.argv[2])' \
+        "$here" "$OUT/rec-plus-1000.yaml"
+fi
 cp "$GUARDFS" "$OUT/guardfs"
 ws="$OUT/ws"
 daemon=""
@@ -130,4 +138,10 @@ else
     echo "== perf report (self, by symbol) =="
     perf report -i "$OUT/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null \
         | grep -v '^#' | grep -v '^$' | grep '%' | head -45
+    echo "== the guard's own code (self time; guardfs::guard, ::patterns, ::dataroot) =="
+    perf report -i "$OUT/perf.data" --no-children -g none --sort sym --stdio 2>/dev/null \
+        | awk '/^#/ || !/%/ { next }
+               { total += $1 + 0 }
+               /guardfs::(guard|patterns|dataroot)::/ { guard += $1 + 0 }
+               END { printf "guard %.2f%% of %.2f%% of the daemon samples reported\n", guard, total }'
 fi
