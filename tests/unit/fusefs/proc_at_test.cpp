@@ -25,34 +25,39 @@ std::string link_of(const ProcAt& at) {
     return n < 0 ? std::string("error") : std::string(buf.data(), static_cast<std::size_t>(n));
 }
 
+// A temporary directory with one subdirectory, "sub", held open (O_PATH) as the descriptor the
+// tests reach through /proc, and /proc/self/fd held open as the daemon holds it.
 struct TempDir {
     TempDir() {
         std::array<char, 32> tmpl{"/tmp/guardfs-procat-XXXXXX"};
         REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
         path = tmpl.data();
         REQUIRE(::mkdir((path + "/sub").c_str(), 0700) == 0);
+        dir = UniqueFd(::open((path + "/sub").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        proc_fds = UniqueFd(::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        REQUIRE(dir.valid());
+        REQUIRE(proc_fds.valid());
     }
 
     ~TempDir() {
         ::rmdir((path + "/sub").c_str());
+        ::rmdir((path + "/moved").c_str());
         ::rmdir(path.c_str());
     }
 
     std::string path;
+    UniqueFd dir;
+    UniqueFd proc_fds;
 };
 
 } // namespace
 
 TEST_CASE("ProcAt names a descriptor inside an open /proc/self/fd", "[fusefs][procat]") {
     TempDir t;
-    const UniqueFd dir(::open((t.path + "/sub").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    const UniqueFd proc_fds(::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    REQUIRE(dir.valid());
-    REQUIRE(proc_fds.valid());
 
-    const ProcAt at(proc_fds.get(), dir.get());
-    CHECK(at.dir() == proc_fds.get());
-    CHECK(std::string(at.name()) == std::to_string(dir.get()));
+    const ProcAt at(t.proc_fds.get(), t.dir.get());
+    CHECK(at.dir() == t.proc_fds.get());
+    CHECK(std::string(at.name()) == std::to_string(t.dir.get()));
     CHECK(link_of(at) == t.path + "/sub");
 
     // Opening through it reaches the same directory, with the flags asked for.
@@ -64,30 +69,23 @@ TEST_CASE("ProcAt names a descriptor inside an open /proc/self/fd", "[fusefs][pr
     struct stat b {};
 
     REQUIRE(::fstat(opened.get(), &a) == 0);
-    REQUIRE(::fstatat(dir.get(), "", &b, AT_EMPTY_PATH) == 0);
+    REQUIRE(::fstatat(t.dir.get(), "", &b, AT_EMPTY_PATH) == 0);
     CHECK(a.st_ino == b.st_ino);
     CHECK(a.st_dev == b.st_dev);
 }
 
 TEST_CASE("ProcAt without /proc/self/fd open is the absolute path", "[fusefs][procat]") {
     TempDir t;
-    const UniqueFd dir(::open((t.path + "/sub").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    REQUIRE(dir.valid());
-    const ProcAt at(-1, dir.get());
+    const ProcAt at(-1, t.dir.get());
     CHECK(at.dir() == AT_FDCWD);
-    CHECK(std::string(at.name()) == "/proc/self/fd/" + std::to_string(dir.get()));
+    CHECK(std::string(at.name()) == "/proc/self/fd/" + std::to_string(t.dir.get()));
     CHECK(link_of(at) == t.path + "/sub");
 }
 
 TEST_CASE("ProcAt follows a rename made after the descriptor was opened", "[fusefs][procat]") {
     TempDir t;
-    const UniqueFd dir(::open((t.path + "/sub").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    const UniqueFd proc_fds(::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    REQUIRE(dir.valid());
-    REQUIRE(proc_fds.valid());
     REQUIRE(::rename((t.path + "/sub").c_str(), (t.path + "/moved").c_str()) == 0);
-    CHECK(link_of(ProcAt(proc_fds.get(), dir.get())) == t.path + "/moved");
-    REQUIRE(::rename((t.path + "/moved").c_str(), (t.path + "/sub").c_str()) == 0);
+    CHECK(link_of(ProcAt(t.proc_fds.get(), t.dir.get())) == t.path + "/moved");
 }
 
 TEST_CASE("ProcAt holds the largest descriptor number", "[fusefs][procat]") {
