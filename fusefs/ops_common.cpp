@@ -20,11 +20,6 @@
 
 namespace guardfs::fusefs {
 
-ProcPath::ProcPath(int fd) noexcept {
-    const auto r = fmt::format_to_n(buf.data(), buf.size() - 1, "/proc/self/fd/{}", fd);
-    *r.out = '\0';
-}
-
 namespace {
 
 // The inode `name` in `parent` leads to, when the table holds it already (a listing named an
@@ -236,7 +231,8 @@ int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept 
     if (clear == 0) {
         return 0;
     }
-    return ::chmod(ProcPath(fd).c_str(), st.st_mode & 07777 & ~clear) == 0 ? 0 : errno;
+    const ProcAt proc(fs, fd);
+    return ::fchmodat(proc.dir(), proc.name(), st.st_mode & 07777 & ~clear, 0) == 0 ? 0 : errno;
 }
 
 int open_parent_of(const Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name) {

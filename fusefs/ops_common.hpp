@@ -44,13 +44,16 @@ inline FileHandle& file_handle(const fuse_file_info* fi) noexcept {
     return *reinterpret_cast<FileHandle*>(fi->fh); // NOLINT: set by open/create
 }
 
-// "/proc/self/fd/N", NUL-terminated, without allocating.
-struct ProcPath {
-    explicit ProcPath(int fd) noexcept;
+// "/proc/self/fd/N", NUL-terminated, without allocating: ProcAt's absolute form, for the calls
+// that take no directory (truncate, the l*xattr family).
+class ProcPath {
+public:
+    explicit ProcPath(int fd) noexcept : at_(-1, fd) {}
 
-    [[nodiscard]] const char* c_str() const noexcept { return buf.data(); }
+    [[nodiscard]] const char* c_str() const noexcept { return at_.name(); }
 
-    std::array<char, 32> buf{};
+private:
+    ProcAt at_;
 };
 
 // Calls open() (a descriptor, or -1 with errno); when it failed for want of descriptors, has the
