@@ -97,6 +97,7 @@ ROWS = {
     "git": ["git-add-commit", "git-status-x5", "git-stash-checkout"],
     "smallio": ["fio-randrw-4k", "open-append-close"],
     "build": ["build-cmake", "build-make"],
+    "configure": ["cmake-configure"],
 }
 
 FULL = dict(meta_files=10_000, seq_mib=1024, fio_size="64m", append_n=20_000, c_files=50,
@@ -529,8 +530,18 @@ def wl_build(b: "Bench", s: Sample) -> dict:
     return out
 
 
+def wl_configure(b: "Bench", s: Sample) -> dict:
+    """cmake's configure step alone, as in wl_build: a sample takes a fraction of a second, so
+    an A/B comparison of that row gets many rounds. Not in the default list."""
+    untimed(["cp", "-a", b.cproj, "cproj"], s.work)
+    proj = os.path.join(s.work, "cproj")
+    env = dict(os.environ, HOME=b.home)
+    return {"cmake-configure": timed(["cmake", "-S", ".", "-B", "build", "-G", "Unix Makefiles"],
+                                     proj, env)}
+
+
 WORKLOADS = {"metadata": wl_metadata, "untar": wl_untar, "seqio": wl_seqio, "git": wl_git,
-             "smallio": wl_smallio, "build": wl_build}
+             "smallio": wl_smallio, "build": wl_build, "configure": wl_configure}
 
 # ----------------------------------------------------------------------------------------
 # Assets
@@ -1199,7 +1210,8 @@ def main() -> int:
     ap.add_argument("--no-warmup", dest="warmup", action="store_false",
                     help="skip the discarded native warm-up sample of each workload")
     ap.add_argument("--workloads", default=",".join(ALL_WORKLOADS),
-                    help=f"comma list of {','.join(ALL_WORKLOADS)}")
+                    help=f"comma list of {','.join(ALL_WORKLOADS)} (default: all of them), "
+                         "or configure (cmake's configure step alone, for A/B runs)")
     ap.add_argument("--contenders", default=",".join(ALL_CONTENDERS),
                     help=f"comma list of {','.join(ALL_CONTENDERS)}")
     ap.add_argument("--guardfs", default=DEFAULT_GUARDFS)
