@@ -50,9 +50,11 @@ int main(int argc, char** argv) {
     mount_cmd->add_option("--audit-log", mount.audit_log, "append a JSON line per decision");
     mount_cmd->add_flag("-f", mount.foreground, "stay in the foreground");
     mount_cmd
-        ->add_option("-o", mount.fuse_options,
-                     "FUSE mount options (e.g. allow_other; writeback_cache: the kernel's "
-                     "writeback cache, off by default)")
+        ->add_option(
+            "-o", mount.fuse_options,
+            "FUSE mount options (e.g. allow_other; writeback_cache: the kernel's "
+            "writeback cache, off by default; passthrough: FUSE passthrough on Linux 6.9 and "
+            "later, off by default)")
         ->allow_extra_args(false);
     mount_cmd->add_option("workspace", mount.workspace, "the directory to guard")->required();
     mount_cmd->add_option("mountpoint", mount.mountpoint, "where to mount (default: WORKSPACE)");

@@ -18,6 +18,27 @@ namespace guardfs::fusefs {
 // errno (then the session goes on with libfuse's own I/O).
 int install_channel(fuse_session* se) noexcept;
 
+// FUSE passthrough (Linux 6.9 and later, docs/decisions/011): the kernel reads and writes an
+// open file's data on the underlying file itself, without a request per read(2) or write(2).
+// Asked for in the INIT reply when want_passthrough(true) was called before the session
+// started, the kernel offers it and the writeback cache is off (the kernel takes one or the
+// other).
+void want_passthrough(bool on) noexcept;
+
+// The kernel took passthrough, and no backing registration has failed for lack of privilege.
+bool passthrough_on() noexcept;
+
+// Registers the open file `fd` with the kernel as a backing file: its id (> 0), or a negative
+// errno. EPERM (the daemon lacks CAP_SYS_ADMIN) turns passthrough off for the session.
+int open_backing(int fd) noexcept;
+
+// Drops a registration; files the kernel opened with it keep their own reference.
+void close_backing(int id) noexcept;
+
+// The next successful OPEN or CREATE reply this thread sends carries FOPEN_PASSTHROUGH and the
+// backing `id`; any reply clears it.
+void reply_with_backing(int id) noexcept;
+
 // The kernel took FUSE_HANDLE_KILLPRIV_V2: clearing set-ID bits is the daemon's business.
 bool setid_left_to_daemon() noexcept;
 

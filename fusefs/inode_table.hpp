@@ -59,6 +59,14 @@ struct Inode {
     std::uint64_t reclaim_asked = 0; // the stamp at which the kernel was asked to forget it
     // A directory's unfinished listing, taken out while a READDIR uses it (one at a time).
     std::unique_ptr<Listing> listing;
+    // FUSE passthrough (docs/decisions/011). The kernel wants every open handle of an inode on
+    // the same backing file, or none: the registration the open handles use (0: none, they use
+    // the page cache), kept until the last is released.
+    int backing_id = 0;
+    std::uint32_t pt_writers = 0;  // handles on the backing file that may write
+    uid_t pt_writer_uid = 0;       // who opened them, when that is one user
+    bool pt_writers_mixed = false; // ... and when it is several
+    bool pages_stale = false;      // data changed behind the page cache since it was filled
 
     // At most this many names are remembered per inode (design §3: every name seen).
     static constexpr std::size_t kMaxNames = 32;

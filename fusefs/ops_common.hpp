@@ -17,6 +17,7 @@
 #include <string>
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 namespace guardfs::fusefs {
 
@@ -35,10 +36,23 @@ public:
 
     [[nodiscard]] bool write_granted() const noexcept { return write_granted_; }
 
+    // The kernel writes through this handle on the backing file itself (passthrough), with
+    // no request the daemon could stop: counted in Inode::pt_writers while open.
+    [[nodiscard]] bool passthrough_writer() const noexcept { return passthrough_writer_; }
+
+    void set_passthrough_writer() noexcept { passthrough_writer_ = true; }
+
 private:
     base::UniqueFd fd_;
     bool write_granted_;
+    bool passthrough_writer_ = false;
 };
+
+// Set-user-ID or set-group-ID: bits a write by another user may clear (set-group-ID without
+// group execute too, for a writer outside the group, on Linux 6.x).
+inline bool has_setid_bits(mode_t mode) noexcept {
+    return (mode & (S_ISUID | S_ISGID)) != 0;
+}
 
 inline FileHandle& file_handle(const fuse_file_info* fi) noexcept {
     return *reinterpret_cast<FileHandle*>(fi->fh); // NOLINT: set by open/create

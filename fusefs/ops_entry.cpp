@@ -170,6 +170,14 @@ void do_access_op(fuse_req_t req, fuse_ino_t ino, int mask) {
 
 // ---- setattr ---------------------------------------------------------------------------------
 
+// Set-ID bits may be set on a file that handles write through a backing file (passthrough,
+// docs/decisions/011) only by the one user who opened them all: the kernel writes a backing file
+// with the daemon's credentials and so would not clear the bits under another user's writes.
+bool setid_allowed_under_writers(Inode& in, uid_t caller) {
+    const std::lock_guard<std::mutex> lock(in.m);
+    return in.pt_writers == 0 || (!in.pt_writers_mixed && in.pt_writer_uid == caller);
+}
+
 int build_setattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, struct stat* /*attr*/,
                   int valid, fuse_file_info* fi) {
     Inode& in = inode_of(fs, ino);
@@ -230,7 +238,10 @@ void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct 
                 int valid, fuse_file_info* fi) {
     Inode& in = inode_of(fs, ino);
     int err = 0;
-    if ((valid & FUSE_SET_ATTR_MODE) != 0) {
+    if ((valid & FUSE_SET_ATTR_MODE) != 0 && has_setid_bits(attr->st_mode) &&
+        !setid_allowed_under_writers(in, fuse_req_ctx(req)->uid)) {
+        err = ETXTBSY;
+    } else if ((valid & FUSE_SET_ATTR_MODE) != 0) {
         if (S_ISLNK(in.type)) {
             err = EOPNOTSUPP;
         } else if (fi != nullptr) {

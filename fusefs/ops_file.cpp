@@ -2,6 +2,7 @@
 // lseek. Write permission is decided when a file is opened (style guide B.6 rule 4): open and
 // create judge the original flags (O_TRUNC counts even with O_RDONLY) and store the grant in the
 // FileHandle; data writes use FileHandle::write_fd() and never ask again.
+#include "fusefs/channel.hpp"
 #include "fusefs/handlers.hpp"
 #include "fusefs/ops_common.hpp"
 #include "patterns/fold.hpp"
@@ -37,14 +38,95 @@ int underlying_flags(const Fs& fs, int flags) noexcept {
     return flags | O_CLOEXEC;
 }
 
-void set_open_flags(Fs& fs, const Inode& in, fuse_file_info* fi) noexcept {
+// The page cache options of a handle that does not pass through. Called with in.m held.
+void set_open_flags(Fs& fs, Inode& in, fuse_file_info* fi) noexcept {
     if (fs.self_files.contains(in.dev, in.ino)) {
         // guardfs's own file, written by the daemon underneath: no page cache.
         fi->direct_io = 1;
         fi->keep_cache = 0;
         return;
     }
-    fi->keep_cache = fs.cfg.timeout > 0 ? 1 : 0;
+    // Passthrough handles wrote to the file behind the pages cached before: drop them.
+    fi->keep_cache = fs.cfg.timeout > 0 && !in.pages_stale ? 1 : 0;
+    in.pages_stale = false;
+}
+
+// How a new handle of `in`, open as `fd`, does its I/O (docs/decisions/011): `backing` > 0 is
+// the backing file the kernel reads and writes itself, 0 the daemon and the page cache. The
+// first handle decides for all that are open at once, as the kernel requires: passthrough for a
+// regular file of the workspace (not guardfs's own, not one with set-ID bits: the kernel writes
+// a backing file with the daemon's credentials, which keep them). A write handle that would
+// pass through onto a file that has gained set-ID bits since, opened by someone other than its
+// owner or root, is refused (ETXTBSY). Called with in.m held, before the handle is counted.
+int choose_io(Fs& fs, fuse_req_t req, Inode& in, int fd, bool for_write, FileHandle& fh,
+              int& backing) {
+    backing = 0;
+    if (!fs.cfg.passthrough || !S_ISREG(in.type) || (in.nopen > 0 && in.backing_id == 0) ||
+        (in.nopen == 0 && !passthrough_on()) || fs.self_files.contains(in.dev, in.ino)) {
+        return 0;
+    }
+
+    struct stat st {};
+
+    if (::fstat(fd, &st) != 0) {
+        return errno;
+    }
+    const uid_t uid = fuse_req_ctx(req)->uid;
+    if (in.nopen > 0) {
+        if (for_write && has_setid_bits(st.st_mode) && uid != 0 && uid != st.st_uid) {
+            return ETXTBSY;
+        }
+        backing = in.backing_id;
+    } else {
+        if (has_setid_bits(st.st_mode)) {
+            return 0;
+        }
+        const int id = open_backing(fd);
+        if (id < 0) {
+            return 0; // the page cache, as without passthrough
+        }
+        in.backing_id = backing = id;
+        in.pages_stale = true;
+    }
+    if (for_write) {
+        in.pt_writers_mixed = in.pt_writers_mixed || (in.pt_writers > 0 && in.pt_writer_uid != uid);
+        in.pt_writer_uid = uid;
+        ++in.pt_writers;
+        fh.set_passthrough_writer();
+    }
+    return 0;
+}
+
+// Counts a handle out of its inode: at release, or when the kernel never took it.
+void drop_handle(Inode& in, const FileHandle& fh) noexcept {
+    std::lock_guard<std::mutex> lock(in.m);
+    --in.nopen;
+    if (fh.passthrough_writer() && --in.pt_writers == 0) {
+        in.pt_writers_mixed = false;
+    }
+    if (in.nopen == 0 && in.backing_id > 0) {
+        close_backing(in.backing_id);
+        in.backing_id = 0;
+    }
+}
+
+// Counts a new handle in, with its I/O chosen by choose_io() and the reply's options set.
+int add_handle(Fs& fs, fuse_req_t req, Inode& in, FileHandle& fh, bool for_write,
+               fuse_file_info* fi) {
+    std::lock_guard<std::mutex> lock(in.m);
+    int backing = 0;
+    if (const int err = choose_io(fs, req, in, fh.fd(), for_write, fh, backing); err != 0) {
+        return err;
+    }
+    ++in.nopen;
+    if (backing > 0) {
+        fi->keep_cache = 0;
+        fi->direct_io = 0;
+        reply_with_backing(backing);
+    } else {
+        set_open_flags(fs, in, fi);
+    }
+    return 0;
 }
 
 int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_file_info* fi) {
@@ -77,21 +159,20 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
         fuse_reply_err(req, err);
         return;
     }
-    auto fh = std::make_unique<FileHandle>(std::move(fd), opens_for_write(fi->flags));
-    {
-        std::lock_guard<std::mutex> lock(in.m);
-        ++in.nopen;
+    const bool for_write = opens_for_write(fi->flags);
+    auto fh = std::make_unique<FileHandle>(std::move(fd), for_write);
+    if (const int err = add_handle(fs, req, in, *fh, for_write, fi); err != 0) {
+        fuse_reply_err(req, err);
+        return;
     }
-    if (opens_for_write(fi->flags)) {
+    if (for_write) {
         in.write_granted = true;
         ++in.open_writers;
     }
-    set_open_flags(fs, in, fi);
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_open(req, fi) == -ENOENT) {
         // The request was interrupted: nobody will release this handle.
-        std::lock_guard<std::mutex> lock(in.m);
-        --in.nopen;
+        drop_handle(in, *fh);
         return;
     }
     fh.release(); // owned by the kernel's file until release()
@@ -155,17 +236,16 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
     }
     Inode& in = fs.inodes.get(e.ino);
     auto fh = std::make_unique<FileHandle>(std::move(fd), true);
-    {
-        std::lock_guard<std::mutex> lock(in.m);
-        ++in.nopen;
+    if (const int err = add_handle(fs, req, in, *fh, true, fi); err != 0) {
+        fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come
+        fuse_reply_err(req, err);
+        return;
     }
     in.write_granted = true;
     ++in.open_writers;
-    set_open_flags(fs, in, fi);
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-        std::lock_guard<std::mutex> lock(in.m);
-        --in.nopen;
+        drop_handle(in, *fh);
         return;
     }
     fh.release();
@@ -219,10 +299,7 @@ void do_release_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Fs& fs = fs_of(req);
     std::unique_ptr<FileHandle> fh(&file_handle(fi));
     Inode& in = fs.inodes.get(ino);
-    {
-        std::lock_guard<std::mutex> lock(in.m);
-        --in.nopen;
-    }
+    drop_handle(in, *fh);
     if (fh->write_granted()) {
         {
             std::lock_guard<std::mutex> lock(fs.released_m);

@@ -321,6 +321,11 @@ int serve(const MountOptions& options, GuardSetup setup) {
             cfg.writeback = o == "writeback_cache";
             continue;
         }
+        // FUSE passthrough (docs/decisions/011), likewise guardfs's own.
+        if (o == "passthrough" || o == "no_passthrough") {
+            cfg.passthrough = o == "passthrough";
+            continue;
+        }
         shared = shared || o == "allow_other" || o == "allow_root";
         opts.push_back(o);
     }
@@ -389,6 +394,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
         fuse_session_destroy(se);
         return 1;
     }
+    want_passthrough(fs.cfg.passthrough && !fs.cfg.writeback);
     if (const int err = install_channel(se); err != 0) {
         std::fprintf(stderr, "guardfs: cannot install the request channel: %s\n",
                      strerrordesc_np(-err));

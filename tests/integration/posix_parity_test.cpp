@@ -858,7 +858,7 @@ struct Parity {
 
 // The helper every test uses: the scenario on a native directory and on the mounted workspace
 // (both 0755, both prepared alike), then the transcripts and the trees compared.
-void check_parity(const Parity& p) {
+void check_parity_with(const Parity& p, const std::vector<std::string>& more_args) {
     const UmaskGuard umask_022;
     TempDir native;
     REQUIRE(::chmod(native.path().c_str(), 0755) == 0);
@@ -873,6 +873,7 @@ void check_parity(const Parity& p) {
     MountSpec spec;
     spec.policy_yaml = kEmptyPolicy;
     spec.extra_args = p.mount_args;
+    spec.extra_args.insert(spec.extra_args.end(), more_args.begin(), more_args.end());
     spec.setup = [&p](const std::string& ws) {
         // The fixture's directory is 0700; another user must be able to reach the workspace.
         REQUIRE(::chmod(std::filesystem::path(ws).parent_path().c_str(), 0755) == 0);
@@ -898,6 +899,17 @@ void check_parity(const Parity& p) {
         report_failures("disk verify", disk_verify.failures);
         compare_lines("verify on disk after unmounting (vs native)", disk_verify.lines,
                       native_verify.lines);
+    }
+}
+
+// Every scenario twice: with the page cache (the default) and with FUSE passthrough, where the
+// kernel offers it (docs/decisions/011).
+void check_parity(const Parity& p) {
+    SECTION("page cache") {
+        check_parity_with(p, {});
+    }
+    SECTION("passthrough") {
+        check_parity_with(p, {"-o", "passthrough"});
     }
 }
 
