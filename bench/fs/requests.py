@@ -10,6 +10,7 @@ have no reply, every other request has one. A read's first 8 bytes (the request 
 and opcode) name the request's kind: `--opcodes` prints requests per operation by kind. The
 phase's own untraced warm-up (e.g. the first stat walk) runs before strace attaches.
 Contenders: guardfs-rec (built-in policy), guardfs-empty, guardfs-rec-wb (-o writeback_cache),
+guardfs-rec-pt (-o passthrough; not in the default list),
 bindfs, mergerfs, fuse-overlayfs, with fsbench.py's options.
 
     python3 bench/fs/requests.py [--n 1000] [--contenders guardfs-rec,bindfs,...] [--json F]
@@ -146,7 +147,8 @@ class Mounted:
         self.work = dirs["work"]
         if name.startswith("guardfs"):
             pol = {"guardfs-empty": ["--policy", fsbench.EMPTY_POLICY], "guardfs-rec": [],
-                   "guardfs-rec-wb": ["-o", "writeback_cache"]}[name]
+                   "guardfs-rec-wb": ["-o", "writeback_cache"],
+                   "guardfs-rec-pt": ["-o", "passthrough"]}[name]
             cmd = [args.guardfs, "mount", "-f", *pol, self.work]
         else:
             cmd = fsbench.passthrough_command(name, dirs)

@@ -1,9 +1,9 @@
-// FUSE passthrough (`-o passthrough`, docs/decisions/011): the kernel reads and writes an open
-// file's data on the underlying file itself. What must still hold: the guard decides at open as
-// before; data written through one kind of handle is what every other kind reads; every handle
-// of a file open at once uses the same backing file (the kernel answers EIO otherwise); and
-// set-ID bits are never left on a file another user has written through a backing file, which
-// the kernel writes with the daemon's credentials.
+// FUSE passthrough (on by default; `-o no_passthrough` turns it off; docs/decisions/011): the
+// kernel reads and writes an open file's data on the underlying file itself. What must still hold:
+// the guard decides at open as before; data written through one kind of handle is what every other
+// kind reads; every handle of a file open at once uses the same backing file (the kernel answers
+// EIO otherwise); and set-ID bits are never left on a file another user has written through a
+// backing file, which the kernel writes with the daemon's credentials.
 //
 // On a kernel that offers passthrough (Linux 6.9 and later) to a daemon run as root, the daemon
 // must report it on; elsewhere the same checks run against the page cache.
@@ -55,7 +55,7 @@ bool passthrough_expected() {
 MountSpec passthrough_spec() {
     MountSpec spec;
     spec.policy_yaml = kPolicy;
-    spec.extra_args = {"-o", "passthrough"};
+    spec.extra_args = {"-o", "passthrough"}; // the default, named
     spec.setup = [](const std::string& ws) {
         // Another user must reach the workspace (the fixture's directory is 0700).
         REQUIRE(::chmod((ws + "/..").c_str(), 0755) == 0);
@@ -404,4 +404,24 @@ TEST_CASE("another user's write clears set-ID bits, and none are added under the
         CHECK(w.finish());
         CHECK(mode_of(g.ws("gained")) == 0777);
     }
+}
+
+TEST_CASE("passthrough is the default and -o no_passthrough turns it off",
+          "[integration][passthrough]") {
+    require_fuse();
+    {
+        MountSpec spec;
+        spec.policy_yaml = kPolicy;
+        MountedGuard g(spec);
+        check_reported(g);
+        write_file(g.ws("a"), "a");
+        CHECK(read_file(g.ws("a")) == "a");
+    }
+    MountSpec spec;
+    spec.policy_yaml = kPolicy;
+    spec.extra_args = {"-o", "no_passthrough"};
+    MountedGuard g(spec);
+    write_file(g.ws("b"), "b");
+    CHECK(read_file(g.ws("b")) == "b");
+    CHECK(g.daemon_log().find("FUSE passthrough") == std::string::npos);
 }
