@@ -150,7 +150,7 @@ ssize_t send_init(int fd, const iovec& header, const iovec& arg) {
     }
     if (t_init_passthrough) {
         std::fprintf(stderr, "guardfs: FUSE passthrough %s\n",
-                     passthrough && n >= 0 ? "on" : "off: not with the writeback cache");
+                     passthrough && n >= 0 ? "on" : "off: libfuse's INIT reply cannot carry it");
     }
     return n;
 }

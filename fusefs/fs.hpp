@@ -26,7 +26,7 @@ struct FsConfig {
     double timeout = 86400.0;     // entry and attribute timeouts, seconds
     bool chown_to_caller = false; // the daemon is root and other users reach the mount
     bool writeback = false;       // the kernel's writeback cache (docs/decisions/008)
-    bool passthrough = true;      // FUSE passthrough where the kernel allows (decision 011)
+    bool passthrough = false;     // FUSE passthrough where the kernel allows (decision 011)
     // FLUSH is passed on (close of a duplicate) unless closing does nothing on every filesystem
     // below the workspace; then it is answered ENOSYS once and the kernel stops sending it.
     bool pass_flush = true;
