@@ -47,12 +47,15 @@ thread_local bool t_init_passthrough = false; // ... to take FUSE_PASSTHROUGH
 thread_local std::uint64_t t_unique = 0;      // the request read last
 thread_local int t_reply_backing = 0;         // reply_with_backing()
 
-std::uint32_t field_at(const char* body, std::size_t body_len, std::size_t offset) noexcept {
-    std::uint32_t v = 0;
-    if (offset + sizeof v <= body_len) {
-        std::memcpy(&v, body + offset, sizeof v);
-    }
+template <typename T>
+T load_at(const char* p, std::size_t offset) noexcept {
+    T v{};
+    std::memcpy(&v, p + offset, sizeof v);
     return v;
+}
+
+std::uint32_t field_at(const char* body, std::size_t body_len, std::size_t offset) noexcept {
+    return offset + sizeof(std::uint32_t) <= body_len ? load_at<std::uint32_t>(body, offset) : 0;
 }
 
 void note_request(const char* buf, std::size_t len) noexcept {
@@ -108,13 +111,6 @@ ssize_t channel_read(int fd, void* buf, size_t len, void* /*userdata*/) {
     const ssize_t n = ::read(fd, buf, len);
     note_request(static_cast<const char*>(buf), n > 0 ? static_cast<std::size_t>(n) : 0);
     return n;
-}
-
-template <typename T>
-T load_at(const char* p, std::size_t offset) noexcept {
-    T v{};
-    std::memcpy(&v, p + offset, sizeof v);
-    return v;
 }
 
 template <typename T>

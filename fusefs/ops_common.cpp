@@ -138,7 +138,7 @@ int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, mo
     if (rc != 0) {
         return errno;
     }
-    if ((mode & (S_ISUID | S_ISGID)) == 0 || S_ISLNK(mode)) {
+    if (!has_setid_bits(mode) || S_ISLNK(mode)) {
         return 0;
     }
     // The chown cleared the set-ID bits; put back those the caller would have kept: a
@@ -217,7 +217,7 @@ int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept 
     if (::fstat(fd, &st) != 0) {
         return errno;
     }
-    if (!S_ISREG(st.st_mode) || (st.st_mode & (S_ISUID | S_ISGID)) == 0) {
+    if (!S_ISREG(st.st_mode) || !has_setid_bits(st.st_mode)) {
         return 0;
     }
     if (how == SetidCaller::Unflagged && caller_holds_fsetid(req)) {

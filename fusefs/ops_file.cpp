@@ -65,13 +65,15 @@ int choose_io(Fs& fs, fuse_req_t req, Inode& in, int fd, bool for_write, FileHan
         (in.nopen == 0 && !passthrough_on()) || fs.self_files.contains(in.dev, in.ino)) {
         return 0;
     }
+    const uid_t uid = fuse_req_ctx(req)->uid;
 
+    // The file's mode matters to the first handle and to a writer; a reader that joins open
+    // handles needs no fstat.
     struct stat st {};
 
-    if (::fstat(fd, &st) != 0) {
+    if ((in.nopen == 0 || for_write) && ::fstat(fd, &st) != 0) {
         return errno;
     }
-    const uid_t uid = fuse_req_ctx(req)->uid;
     if (in.nopen > 0) {
         if (for_write && has_setid_bits(st.st_mode) && uid != 0 && uid != st.st_uid) {
             return ETXTBSY;
