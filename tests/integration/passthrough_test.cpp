@@ -412,7 +412,7 @@ TEST_CASE("another user's write clears set-ID bits, and none are added under the
     }
 }
 
-TEST_CASE("-o passthrough turns passthrough on, and it is off without it",
+TEST_CASE("passthrough is on with -o passthrough, and off without it",
           "[integration][passthrough]") {
     require_fuse();
     {
