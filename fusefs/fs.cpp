@@ -135,6 +135,37 @@ int UnderlyingHostFiles::read(const std::string& path, std::string& out) {
     return guard::read_at(dir, rel, out);
 }
 
+OpenHandles::~OpenHandles() {
+    while (head_.next_ != nullptr) {
+        OpenHandle* h = head_.next_;
+        remove(*h);
+        delete h; // NOLINT: a FileHandle the kernel never released, owned by the list now
+    }
+}
+
+void OpenHandles::add(OpenHandle& h) noexcept {
+    std::lock_guard<std::mutex> lock(m_);
+    h.prev_ = &head_;
+    h.next_ = head_.next_;
+    if (head_.next_ != nullptr) {
+        head_.next_->prev_ = &h;
+    }
+    head_.next_ = &h;
+}
+
+void OpenHandles::remove(OpenHandle& h) noexcept {
+    std::lock_guard<std::mutex> lock(m_);
+    if (h.prev_ == nullptr) {
+        return; // not linked
+    }
+    h.prev_->next_ = h.next_;
+    if (h.next_ != nullptr) {
+        h.next_->prev_ = h.prev_;
+    }
+    h.prev_ = nullptr;
+    h.next_ = nullptr;
+}
+
 ProcAt::ProcAt(int proc_fds, int fd) noexcept : dir_(proc_fds >= 0 ? proc_fds : AT_FDCWD) {
     const auto end = proc_fds >= 0
                          ? fmt::format_to_n(buf_.data(), buf_.size() - 1, "{}", fd)

@@ -27,6 +27,8 @@ struct FsConfig {
     bool chown_to_caller = false; // the daemon is root and other users reach the mount
     bool writeback = false;       // the kernel's writeback cache (docs/decisions/008)
     bool passthrough = false;     // FUSE passthrough where the kernel allows (decision 011)
+    bool ring = true;             // FUSE over io_uring where the kernel offers it (decision 012)
+    bool ring_asked = false;      // -o io_uring: say why when the ring is off
     // FLUSH is passed on (close of a duplicate) unless closing does nothing on every filesystem
     // below the workspace; then it is answered ENOSYS once and the kernel stops sending it.
     bool pass_flush = true;
@@ -124,6 +126,37 @@ inline constexpr std::string_view kReloadXattr = "user.guardfs.reload";
 
 class Reclaimer;
 
+// A handle the kernel holds (FileHandle), linked into Fs::open_handles from open until release.
+class OpenHandle {
+public:
+    OpenHandle() = default;
+    OpenHandle(const OpenHandle&) = delete;
+    OpenHandle& operator=(const OpenHandle&) = delete;
+    virtual ~OpenHandle() = default;
+
+private:
+    friend class OpenHandles;
+    OpenHandle* prev_ = nullptr; // protected by OpenHandles::m_
+    OpenHandle* next_ = nullptr; // protected by OpenHandles::m_
+};
+
+// The handles the kernel holds. A daemon that is unmounted or signalled while programs have
+// files open gets no RELEASE for them; it frees them when it ends.
+class OpenHandles {
+public:
+    OpenHandles() = default;
+    OpenHandles(const OpenHandles&) = delete;
+    OpenHandles& operator=(const OpenHandles&) = delete;
+    ~OpenHandles();
+
+    void add(OpenHandle& h) noexcept;
+    void remove(OpenHandle& h) noexcept; // h must have been added
+
+private:
+    std::mutex m_; // taken after an inode's lock, never before
+    OpenHandle head_;
+};
+
 struct Fs {
     Fs(FsConfig config, base::UniqueFd root_fd, const struct stat& root_st)
         : cfg(std::move(config))
@@ -139,6 +172,7 @@ struct Fs {
     // Signalled whenever a write-granted handle is released (see attach_git_config).
     std::mutex released_m;
     std::condition_variable released_cv;
+    OpenHandles open_handles;
     std::atomic<bool> read_face{false}; // the policy hides paths (design §8)
     // The kernel opens directories without OPENDIR (decision 008): set once, at INIT.
     std::atomic<bool> no_opendir{false};

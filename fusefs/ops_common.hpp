@@ -23,7 +23,7 @@ namespace guardfs::fusefs {
 
 // An open file. Write permission was decided when it was opened (style guide B.6 rule 4): the
 // descriptor to write through exists only when the gate allowed a write at open or create.
-class FileHandle {
+class FileHandle final : public OpenHandle {
 public:
     FileHandle(base::UniqueFd fd, bool write_granted) noexcept
         : fd_(std::move(fd))

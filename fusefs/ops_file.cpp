@@ -100,7 +100,8 @@ int choose_io(Fs& fs, fuse_req_t req, Inode& in, int fd, bool for_write, FileHan
 }
 
 // Counts a handle out of its inode: at release, or when the kernel never took it.
-void drop_handle(Inode& in, const FileHandle& fh) noexcept {
+void drop_handle(Fs& fs, Inode& in, FileHandle& fh) noexcept {
+    fs.open_handles.remove(fh);
     std::lock_guard<std::mutex> lock(in.m);
     --in.nopen;
     if (fh.passthrough_writer() && --in.pt_writers == 0) {
@@ -121,6 +122,7 @@ int add_handle(Fs& fs, fuse_req_t req, Inode& in, FileHandle& fh, bool for_write
         return err;
     }
     ++in.nopen;
+    fs.open_handles.add(fh);
     if (backing > 0) {
         fi->keep_cache = 0;
         fi->direct_io = 0;
@@ -174,7 +176,7 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_open(req, fi) == -ENOENT) {
         // The request was interrupted: nobody will release this handle.
-        drop_handle(in, *fh);
+        drop_handle(fs, in, *fh);
         return;
     }
     fh.release(); // owned by the kernel's file until release()
@@ -247,7 +249,7 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
     ++in.open_writers;
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-        drop_handle(in, *fh);
+        drop_handle(fs, in, *fh);
         return;
     }
     fh.release();
@@ -301,7 +303,7 @@ void do_release_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Fs& fs = fs_of(req);
     std::unique_ptr<FileHandle> fh(&file_handle(fi));
     Inode& in = fs.inodes.get(ino);
-    drop_handle(in, *fh);
+    drop_handle(fs, in, *fh);
     if (fh->write_granted()) {
         {
             std::lock_guard<std::mutex> lock(fs.released_m);
