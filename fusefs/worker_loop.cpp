@@ -1,6 +1,8 @@
 // The request loop; see worker_loop.hpp.
 #include "fusefs/worker_loop.hpp"
 
+#include "fusefs/threads.hpp"
+
 #include <fuse_lowlevel.h>
 
 #include <algorithm>
@@ -40,22 +42,6 @@ struct Worker {
     Pool* pool = nullptr;
 };
 
-// Runs `start` with the signals that end the daemon blocked, so that the thread it starts
-// leaves them to the thread waiting in Pool::run(), as libfuse's loop does.
-template <typename F>
-auto with_signals_blocked(F start) {
-    sigset_t block;
-    sigset_t old;
-    ::sigemptyset(&block);
-    for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
-        ::sigaddset(&block, sig);
-    }
-    ::pthread_sigmask(SIG_BLOCK, &block, &old);
-    auto result = start();
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return result;
-}
-
 // Requests that may keep their worker waiting on the disk: data moved in bulk (readahead,
 // large writes), fsync, fallocate, copy_file_range. Several of them run at once, as the disk
 // can serve them, so one that leaves no one reading has another woken first.
@@ -87,14 +73,6 @@ bool may_wait_on_disk(const fuse_buf& buf) noexcept {
     }
 }
 
-// At shutdown each worker still reading /dev/fuse gets this signal, whose handler does nothing:
-// read(2) ends with EINTR and the worker sees that the pool is exiting. (libfuse cancels its
-// workers instead; a cancellation unwinds through this file's frames, which AddressSanitizer's
-// stack bookkeeping does not survive.)
-int wake_signal() noexcept {
-    return SIGRTMIN;
-}
-
 void on_wake_signal(int /*sig*/) {}
 
 unsigned online_cpus() noexcept {
@@ -122,14 +100,9 @@ public:
     }
 
     int run() {
-        struct sigaction wake {};
-
         struct sigaction old_wake {};
 
-        wake.sa_handler = &on_wake_signal;
-        ::sigemptyset(&wake.sa_mask);
-        wake.sa_flags = 0; // no SA_RESTART: the read must end
-        ::sigaction(wake_signal(), &wake, &old_wake);
+        install_wake_handler(&old_wake);
         {
             std::lock_guard<std::mutex> lock(m_);
             for (unsigned i = 0; i < readers_wanted_ && start_locked(); ++i) {
@@ -337,6 +310,15 @@ private:
 };
 
 } // namespace
+
+void install_wake_handler(struct sigaction* old) noexcept {
+    struct sigaction wake {};
+
+    wake.sa_handler = &on_wake_signal;
+    ::sigemptyset(&wake.sa_mask);
+    wake.sa_flags = 0; // no SA_RESTART: the wait must end
+    ::sigaction(wake_signal(), &wake, old);
+}
 
 int run_workers(fuse_session* se, unsigned max_threads) {
     Pool pool(se, max_threads);
