@@ -1,5 +1,6 @@
 #include "fusefs/channel.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -21,6 +22,10 @@ namespace {
 
 // Passthrough's part of the protocol (7.40, Linux 6.9), newer than Debian 12's <linux/fuse.h>.
 constexpr std::uint32_t kInitPassthrough2 = 1U << 5; // FUSE_PASSTHROUGH (bit 37), in flags2
+// FUSE over io_uring (7.42, Linux 6.14).
+constexpr std::uint32_t kInitOverIoUring2 = 1U << 9; // FUSE_OVER_IO_URING (bit 41), in flags2
+constexpr std::uint32_t kDefaultMaxPages = 32;       // the kernel's, without FUSE_MAX_PAGES
+constexpr std::uint32_t kMinReadBuffer = 8192;       // FUSE_MIN_READ_BUFFER
 constexpr std::uint32_t kOpenPassthrough = 1U << 7;  // FOPEN_PASSTHROUGH
 constexpr std::size_t kInitOutMaxStackDepth = offsetof(fuse_init_out, flags2) + 4;
 constexpr std::uint32_t kMaxStackDepth = 1; // backing files on a filesystem that stacks on none
@@ -38,14 +43,20 @@ std::atomic<bool> g_killpriv_v2{false};
 std::atomic<bool> g_want_passthrough{false};
 std::atomic<bool> g_passthrough{false};
 std::atomic<int> g_dev_fd{-1};
+void (*g_ring_start)(void*) = nullptr; // offer_ring(), before the session starts
+void* g_ring_arg = nullptr;
+std::size_t g_ring_capacity = 0;
+std::atomic<bool> g_ring_taken{false};
 
 // Per worker thread: what the request it read last asked for.
 thread_local bool t_kill_setid = false;
 thread_local std::uint64_t t_init_unique = 0; // the INIT request whose reply is amended
 thread_local bool t_init_killpriv = false;    // ... to take FUSE_HANDLE_KILLPRIV_V2
 thread_local bool t_init_passthrough = false; // ... to take FUSE_PASSTHROUGH
+thread_local bool t_init_ring = false;        // ... to take FUSE_OVER_IO_URING
 thread_local std::uint64_t t_unique = 0;      // the request read last
 thread_local int t_reply_backing = 0;         // reply_with_backing()
+thread_local RingReply* t_ring = nullptr;     // the ring entry whose request this thread serves
 
 template <typename T>
 T load_at(const char* p, std::size_t offset) noexcept {
@@ -91,11 +102,13 @@ void note_request(const char* buf, std::size_t len) noexcept {
             field_at(body, body_len, offsetof(fuse_init_in, major)) == FUSE_KERNEL_VERSION &&
             field_at(body, body_len, offsetof(fuse_init_in, minor)) >= 33;
         t_init_killpriv = current && (flags & FUSE_HANDLE_KILLPRIV_V2) != 0;
-        t_init_passthrough =
-            current && g_want_passthrough.load(std::memory_order_relaxed) &&
-            (flags & FUSE_INIT_EXT) != 0 &&
-            (field_at(body, body_len, offsetof(fuse_init_in, flags2)) & kInitPassthrough2) != 0;
-        t_init_unique = t_init_killpriv || t_init_passthrough ? h.unique : 0;
+        const std::uint32_t flags2 = (flags & FUSE_INIT_EXT) != 0
+                                         ? field_at(body, body_len, offsetof(fuse_init_in, flags2))
+                                         : 0;
+        t_init_passthrough = current && g_want_passthrough.load(std::memory_order_relaxed) &&
+                             (flags2 & kInitPassthrough2) != 0;
+        t_init_ring = current && g_ring_start != nullptr && (flags2 & kInitOverIoUring2) != 0;
+        t_init_unique = t_init_killpriv || t_init_passthrough || t_init_ring ? h.unique : 0;
         if (g_want_passthrough.load(std::memory_order_relaxed) && !t_init_passthrough) {
             std::fprintf(stderr, "guardfs: FUSE passthrough off: the kernel does not offer it "
                                  "(Linux 6.9 or later)\n");
@@ -118,8 +131,22 @@ void store_at(char* p, std::size_t offset, T v) noexcept {
     std::memcpy(p + offset, &v, sizeof v);
 }
 
+// The largest request the kernel may hand to a ring entry, by the INIT reply `out`: the kernel
+// sizes a ring's payload as max(FUSE_MIN_READ_BUFFER, max_write, max_pages pages).
+std::size_t ring_payload_needed(const char* out, std::uint32_t flags) noexcept {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint32_t max_pages =
+        (flags & FUSE_MAX_PAGES) != 0
+            ? load_at<std::uint16_t>(out, offsetof(fuse_init_out, max_pages))
+            : kDefaultMaxPages;
+    return std::max({std::size_t{kMinReadBuffer},
+                     std::size_t{load_at<std::uint32_t>(out, offsetof(fuse_init_out, max_write))},
+                     std::size_t{max_pages} * page});
+}
+
 // The successful reply to the INIT request noted above, amended: FUSE_HANDLE_KILLPRIV_V2 added
-// to its flags, FUSE_PASSTHROUGH to its flags2 with the stacking depth of backing files.
+// to its flags, FUSE_PASSTHROUGH to its flags2 with the stacking depth of backing files,
+// FUSE_OVER_IO_URING to its flags2 (and the ring started once the reply is written).
 ssize_t send_init(int fd, const iovec& header, const iovec& arg) {
     std::array<char, sizeof(fuse_init_out)> out{};
     static_assert(sizeof(fuse_init_out) >= kInitOutMaxStackDepth + sizeof(std::uint32_t));
@@ -138,17 +165,68 @@ ssize_t send_init(int fd, const iovec& header, const iovec& arg) {
         store_at(out.data(), offsetof(fuse_init_out, flags2), flags2 | kInitPassthrough2);
         store_at(out.data(), kInitOutMaxStackDepth, kMaxStackDepth);
     }
+    const bool ring = t_init_ring && (flags & FUSE_INIT_EXT) != 0 &&
+                      ring_payload_needed(out.data(), flags) <= g_ring_capacity;
+    if (ring) {
+        const auto flags2 = load_at<std::uint32_t>(out.data(), offsetof(fuse_init_out, flags2));
+        store_at(out.data(), offsetof(fuse_init_out, flags2), flags2 | kInitOverIoUring2);
+    }
     std::array<iovec, 2> patched{header, iovec{out.data(), out.size()}};
     const ssize_t n = ::writev(fd, patched.data(), 2);
     if (n >= 0) {
         g_killpriv_v2.store(killpriv, std::memory_order_release);
         g_passthrough.store(passthrough, std::memory_order_release);
+        g_ring_taken.store(ring, std::memory_order_release);
+        if (ring) {
+            g_ring_start(
+                g_ring_arg); // the kernel now holds requests until every queue has an entry
+        }
     }
     if (t_init_passthrough) {
         std::fprintf(stderr, "guardfs: FUSE passthrough %s\n",
                      passthrough && n >= 0 ? "on" : "off: libfuse's INIT reply cannot carry it");
     }
     return n;
+}
+
+// A reply to the request this thread took from a ring entry, laid into the entry's buffers: the
+// header into its in_out area, the arguments one after another into its payload (a READ's data
+// already there stays where it is).
+ssize_t to_ring(RingReply& r, const iovec* iov, int count) noexcept {
+    std::size_t total = 0;
+    for (int i = 1; i < count; ++i) {
+        total += iov[i].iov_len;
+    }
+    fuse_out_header h{};
+    std::memcpy(&h, iov[0].iov_base, sizeof h);
+    if (total > r.capacity) {
+        h.error = -EIO; // cannot happen: the kernel sized the payload for the largest reply
+        total = 0;
+    }
+    char* at = r.payload;
+    for (int i = 1; i < count && total > 0; ++i) {
+        if (iov[i].iov_base != at) {
+            std::memmove(at, iov[i].iov_base, iov[i].iov_len);
+        }
+        at += iov[i].iov_len;
+    }
+    h.len = static_cast<std::uint32_t>(sizeof h + total);
+    std::memcpy(r.header, &h, sizeof h);
+    r.payload_size = static_cast<std::uint32_t>(total);
+    r.sent = true;
+    return static_cast<ssize_t>(h.len);
+}
+
+// Where a reply goes: the ring entry whose request this thread serves, else /dev/fuse.
+ssize_t emit(int fd, const iovec* iov, int count) {
+    if (t_ring != nullptr && count >= 1 && iov[0].iov_len == sizeof(fuse_out_header)) {
+        fuse_out_header h{};
+        std::memcpy(&h, iov[0].iov_base, sizeof h);
+        if (h.unique == t_ring->unique) {
+            return to_ring(*t_ring, iov, count);
+        }
+    }
+    return ::writev(fd, iov, count);
 }
 
 // A successful OPEN or CREATE reply with FOPEN_PASSTHROUGH and the backing id: the argument
@@ -161,7 +239,7 @@ ssize_t send_open(int fd, const iovec& header, const iovec& arg, int backing) {
     store_at(out.data(), at + offsetof(fuse_open_out, open_flags), flags | kOpenPassthrough);
     store_at(out.data(), at + offsetof(fuse_open_out, padding), static_cast<std::int32_t>(backing));
     std::array<iovec, 2> patched{header, iovec{out.data(), arg.iov_len}};
-    return ::writev(fd, patched.data(), 2);
+    return emit(fd, patched.data(), 2);
 }
 
 // libfuse lays a reply out as the header, then the argument.
@@ -169,12 +247,12 @@ ssize_t channel_writev(int fd, struct iovec* iov, int count, void* /*userdata*/)
     const int backing = std::exchange(t_reply_backing, 0);
     if ((t_init_unique == 0 && backing == 0) || count != 2 ||
         iov[0].iov_len != sizeof(fuse_out_header)) {
-        return ::writev(fd, iov, count);
+        return emit(fd, iov, count);
     }
     fuse_out_header h{};
     std::memcpy(&h, iov[0].iov_base, sizeof h);
     if (h.error != 0) {
-        return ::writev(fd, iov, count);
+        return emit(fd, iov, count);
     }
     if (t_init_unique != 0 && h.unique == t_init_unique &&
         iov[1].iov_len == sizeof(fuse_init_out)) {
@@ -186,7 +264,7 @@ ssize_t channel_writev(int fd, struct iovec* iov, int count, void* /*userdata*/)
          iov[1].iov_len == sizeof(fuse_entry_out) + sizeof(fuse_open_out))) {
         return send_open(fd, iov[0], iov[1], backing);
     }
-    return ::writev(fd, iov, count);
+    return emit(fd, iov, count);
 }
 
 ssize_t channel_splice_send(int fdin, off_t* offin, int fdout, off_t* offout, size_t len,
@@ -205,6 +283,42 @@ int install_channel(fuse_session* se) noexcept {
     io.splice_send = &channel_splice_send; // replies with file data: splice as before
     g_dev_fd.store(fuse_session_fd(se), std::memory_order_relaxed);
     return fuse_session_custom_io(se, &io, fuse_session_fd(se));
+}
+
+void offer_ring(void (*start)(void*), void* arg, std::size_t payload_capacity) noexcept {
+    g_ring_start = start;
+    g_ring_arg = arg;
+    g_ring_capacity = payload_capacity;
+}
+
+bool ring_taken() noexcept {
+    return g_ring_taken.load(std::memory_order_acquire);
+}
+
+void serve_ring_request(fuse_session* se, RingReply& reply, char* msg, std::size_t len) noexcept {
+    note_request(msg, len);
+    reply.unique = t_unique;
+    reply.sent = false;
+    reply.payload_size = 0;
+    t_ring = &reply;
+    fuse_buf buf{};
+    buf.mem = msg;
+    buf.size = len;
+    fuse_session_process_buf(se, &buf);
+    t_ring = nullptr;
+    if (!reply.sent) {
+        fuse_out_header h{};
+        h.len = sizeof h;
+        h.error = -EIO;
+        h.unique = reply.unique;
+        std::memcpy(reply.header, &h, sizeof h);
+        reply.sent = true;
+    }
+}
+
+std::span<char> ring_reply_buffer() noexcept {
+    return t_ring != nullptr ? std::span<char>(t_ring->payload, t_ring->capacity)
+                             : std::span<char>();
 }
 
 void want_passthrough(bool on) noexcept {

@@ -12,6 +12,10 @@
 
 #include <fuse_lowlevel.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
 namespace guardfs::fusefs {
 
 // Installs the channel on a mounted session, before its loop starts. Returns 0 or a negative
@@ -38,6 +42,37 @@ void close_backing(int id) noexcept;
 // The next successful OPEN or CREATE reply this thread sends carries FOPEN_PASSTHROUGH and the
 // backing `id`; any reply clears it.
 void reply_with_backing(int id) noexcept;
+
+// FUSE over io_uring (Linux 6.14 and later, with the kernel's fuse.enable_uring on;
+// docs/decisions/012): the kernel hands requests to ring entries of a queue per CPU
+// (fusefs/ring_loop.hpp) instead of queueing them on /dev/fuse, and each is served on the CPU
+// of the program that made it. Offered in the INIT reply when the kernel offers it, offer_ring()
+// was called before the session started, and the largest request fits `payload_capacity`.
+// `start(arg)` runs right after that INIT reply is written: the kernel takes ring entries only
+// from then on, and holds every other request until each queue has one.
+void offer_ring(void (*start)(void*), void* arg, std::size_t payload_capacity) noexcept;
+
+// The INIT reply took FUSE over io_uring.
+bool ring_taken() noexcept;
+
+// A request taken from a ring entry is answered in the entry's buffers, not on /dev/fuse.
+struct RingReply {
+    char* header = nullptr;         // the entry's in_out area: fuse_out_header
+    char* payload = nullptr;        // the entry's payload buffer: the reply's arguments
+    std::size_t capacity = 0;       // of payload
+    std::uint32_t payload_size = 0; // bytes of the reply in payload
+    std::uint64_t unique = 0;       // the request being served
+    bool sent = false;              // a reply to it was written
+};
+
+// Serves `msg` (fuse_in_header and its arguments, `len` bytes, contiguous), a request this thread
+// took from a ring entry, with libfuse's handlers; the reply lands in `reply`. A request that no
+// handler answered is answered EIO there, so the caller that waits on it is never stranded.
+void serve_ring_request(fuse_session* se, RingReply& reply, char* msg, std::size_t len) noexcept;
+
+// The payload buffer of the ring entry whose request this thread is serving (a READ's data can
+// be read straight into it and answered from there without a copy), or an empty span.
+std::span<char> ring_reply_buffer() noexcept;
 
 // The kernel took FUSE_HANDLE_KILLPRIV_V2: clearing set-ID bits is the daemon's business.
 bool setid_left_to_daemon() noexcept;

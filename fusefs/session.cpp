@@ -7,6 +7,7 @@
 #include "fusefs/mountinfo.hpp"
 #include "fusefs/ops_table.hpp"
 #include "fusefs/reclaimer.hpp"
+#include "fusefs/ring_loop.hpp"
 #include "fusefs/worker_loop.hpp"
 #include "guard/arbiter.hpp"
 #include "guard/git_config.hpp"
@@ -326,6 +327,12 @@ int serve(const MountOptions& options, GuardSetup setup) {
             cfg.passthrough = o == "passthrough";
             continue;
         }
+        // FUSE over io_uring (docs/decisions/012): used where the kernel offers it.
+        if (o == "io_uring" || o == "no_io_uring") {
+            cfg.ring = o == "io_uring";
+            cfg.ring_asked = cfg.ring;
+            continue;
+        }
         shared = shared || o == "allow_other" || o == "allow_root";
         opts.push_back(o);
     }
@@ -458,8 +465,15 @@ int serve(const MountOptions& options, GuardSetup setup) {
                 }
             });
         }
+        // Requests on io_uring where the kernel offers it; /dev/fuse serves the rest.
+        RingsPtr rings = fs.cfg.ring
+                             ? prepare_rings(se, mountpoint, options.max_threads, fs.cfg.ring_asked)
+                             : nullptr;
         // A signal (SIGINT, SIGTERM) ends the loop as an unmount does: both unmount cleanly.
         rc = run_workers(se, options.max_threads) == 0 ? 0 : 1;
+        if (rings) {
+            stop_rings(*rings);
+        }
         if (reloader.joinable()) {
             ::signal(SIGHUP, SIG_IGN);
             const char q = 'q';

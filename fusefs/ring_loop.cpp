@@ -1,0 +1,632 @@
+// The FUSE-over-io_uring loop; see ring_loop.hpp.
+#include "fusefs/ring_loop.hpp"
+
+#include "fusefs/channel.hpp"
+#include "fusefs/threads.hpp"
+
+#include <fuse_lowlevel.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <liburing.h>
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+
+namespace guardfs::fusefs {
+
+namespace {
+
+// The protocol's own structures (7.42, Linux 6.14), newer than Debian 12's <linux/fuse.h>.
+constexpr std::size_t kInOutSize = 128; // FUSE_URING_IN_OUT_HEADER_SZ
+constexpr std::size_t kOpInSize = 128;  // FUSE_URING_OP_IN_OUT_SZ
+
+struct EntInOut { // struct fuse_uring_ent_in_out
+    std::uint64_t flags;
+    std::uint64_t commit_id; // the request's unique, to be named in the commit
+    std::uint32_t payload_sz;
+    std::uint32_t padding;
+    std::uint64_t reserved;
+};
+
+struct ReqHeader {                       // struct fuse_uring_req_header: an entry's first buffer
+    std::array<char, kInOutSize> in_out; // fuse_in_header in, fuse_out_header back
+    std::array<char, kOpInSize> op_in;   // the request's first argument (its fixed part)
+    EntInOut ent;
+};
+
+struct CmdReq { // struct fuse_uring_cmd_req, in the SQE's command area
+    std::uint64_t flags;
+    std::uint64_t commit_id;
+    std::uint16_t qid;
+    std::array<std::uint8_t, 6> padding;
+};
+
+static_assert(sizeof(ReqHeader) == 288 && sizeof(CmdReq) == 24);
+
+constexpr std::uint32_t kCmdRegister = 1;       // FUSE_IO_URING_CMD_REGISTER
+constexpr std::uint32_t kCmdCommitAndFetch = 2; // FUSE_IO_URING_CMD_COMMIT_AND_FETCH
+
+// The largest request or reply: libfuse 3.14 asks for max_write and max_pages of 1 MiB (the
+// channel offers the ring only if the INIT reply stays within this).
+constexpr std::size_t kPayloadCapacity = std::size_t{1} << 20;
+
+// Room before the payload, where a request's header and first argument are copied so that the
+// whole request lies contiguous, as libfuse reads it.
+constexpr std::size_t kLead = 4096;
+static_assert(kLead >= sizeof(fuse_in_header) + kOpInSize);
+
+// A watchdog's look, and how many quiet looks make it sleep until the next request.
+constexpr std::chrono::milliseconds kTick{10};
+constexpr unsigned kIdleTicks = 100;
+
+// Kicks of one queue in flight at once (see Rings::kick).
+constexpr int kMaxKicks = 2;
+
+// The number of queues the kernel makes: one per possible CPU (num_possible_cpus()), counted
+// from /sys/devices/system/cpu/possible ("0-3", "0,2-3").
+unsigned possible_cpus() {
+    std::ifstream in("/sys/devices/system/cpu/possible");
+    std::string text;
+    unsigned count = 0;
+    if (std::getline(in, text)) {
+        std::size_t at = 0;
+        while (at < text.size()) {
+            const std::size_t comma = std::min(text.find(',', at), text.size());
+            const std::string part = text.substr(at, comma - at);
+            const std::size_t dash = part.find('-');
+            try {
+                const unsigned long first = std::stoul(part.substr(0, dash));
+                const unsigned long last =
+                    dash == std::string::npos ? first : std::stoul(part.substr(dash + 1));
+                count += last >= first ? static_cast<unsigned>(last - first + 1) : 0U;
+            } catch (const std::exception&) {
+                return 0;
+            }
+            at = comma + 1;
+        }
+    }
+    return count;
+}
+
+// Sets the calling thread's scheduling policy (priority 0, nice kept): true when it took it.
+bool set_policy(int policy) noexcept {
+    sched_param none{};
+    return ::sched_setscheduler(0, policy, &none) == 0;
+}
+
+// Whether a thread of this daemon may wait under SCHED_IDLE and come back (see Rings): it runs
+// under SCHED_OTHER, and may return to it from SCHED_IDLE (root, CAP_SYS_NICE, or an
+// RLIMIT_NICE that allows its nice value). Tried in a thread of its own, which ends either way.
+bool can_wait_idle() {
+    bool ok = false;
+    try {
+        std::thread([&ok] {
+            ok = ::sched_getscheduler(0) == SCHED_OTHER && set_policy(SCHED_IDLE) &&
+                 set_policy(SCHED_OTHER);
+        }).join();
+    } catch (const std::system_error&) {
+        return false;
+    }
+    return ok;
+}
+
+// Binds the calling thread to `cpu`, if the process may run there (`allowed`).
+void pin_to(unsigned cpu, const cpu_set_t& allowed) noexcept {
+    if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
+    }
+}
+
+// Shared with the kicks, which may outlive the rings (one waits until the unmount).
+struct Queue {
+    unsigned qid = 0;
+    std::atomic<unsigned> entries{0};   // registered or about to be
+    std::atomic<unsigned> busy{0};      // entries whose request is being served
+    std::atomic<std::uint64_t> done{0}; // requests served
+    std::atomic<int> kicks{0};          // kicks in flight
+    std::uint64_t seen_done = 0;        // done at the watchdog's last look (its own)
+};
+
+struct Entry {
+    Rings* owner = nullptr;
+    std::shared_ptr<Queue> queue;
+    bool kick_when_registered = false; // added because the queue ran out of entries
+    io_uring ring{};
+    bool ring_open = false;
+    ReqHeader* header = nullptr; // mapped, a page
+    char* area = nullptr;        // mapped: kLead bytes, then the payload
+    std::array<iovec, 2> iov{};
+    RingReply reply;
+    pthread_t thread{};
+    bool thread_started = false;
+    std::atomic<bool> waiting{false}; // in (or about to enter) the wait for a request
+    std::atomic<bool> stopped{false}; // has left its loop
+
+    char* payload() const noexcept { return area + kLead; }
+
+    Entry() = default;
+    Entry(const Entry&) = delete;
+    Entry& operator=(const Entry&) = delete;
+
+    ~Entry() {
+        if (ring_open) {
+            ::io_uring_queue_exit(&ring);
+        }
+        if (header != nullptr) {
+            ::munmap(header, sizeof *header);
+        }
+        if (area != nullptr) {
+            ::munmap(area, kLead + kPayloadCapacity);
+        }
+    }
+};
+
+} // namespace
+
+class Rings {
+public:
+    Rings(fuse_session* se, std::string mountpoint, unsigned nqueues, unsigned max_entries)
+        : se_(se)
+        , dev_fd_(fuse_session_fd(se))
+        , mountpoint_(std::move(mountpoint))
+        , max_entries_(std::max(max_entries, nqueues)) {
+        ::sched_getaffinity(0, sizeof allowed_, &allowed_);
+        for (unsigned q = 0; q < nqueues; ++q) {
+            queues_.push_back(std::make_shared<Queue>());
+            queues_.back()->qid = q;
+        }
+    }
+
+    Rings(const Rings&) = delete;
+    Rings& operator=(const Rings&) = delete;
+
+    ~Rings() { stop(); }
+
+    // An entry for every queue, each thread waiting for start(). On failure, says why. One is
+    // enough for a program's stream of requests: a release or readahead that overlaps the next
+    // request waits for the entry's commit, which hands it over at once, to the same thread.
+    bool prepare(std::string& why) {
+        idle_while_waiting_.store(can_wait_idle());
+        std::lock_guard<std::mutex> lock(m_);
+        for (const auto& q : queues_) {
+            if (!add_entry_locked(q, false, why)) {
+                return false;
+            }
+        }
+        watchdog_ = with_signals_blocked([this] { return std::thread([this] { watch(); }); });
+        return true;
+    }
+
+    // The INIT reply took the ring: entries register.
+    static void start(void* self) {
+        auto* rings = static_cast<Rings*>(self);
+        {
+            std::lock_guard<std::mutex> lock(rings->m_);
+            rings->started_ = true;
+        }
+        rings->start_cv_.notify_all();
+    }
+
+    void stop() noexcept {
+        std::vector<Entry*> all;
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            if (stopping_) {
+                return;
+            }
+            stopping_ = true;
+            exiting_.store(true);
+            for (const auto& e : entries_) {
+                all.push_back(e.get());
+            }
+        }
+        start_cv_.notify_all();
+        watch_cv_.notify_all();
+        if (watchdog_.joinable()) {
+            watchdog_.join();
+        }
+        install_wake_handler();
+        for (;;) {
+            bool all_stopped = true;
+            for (Entry* e : all) {
+                if (!e->thread_started || e->stopped.load()) {
+                    continue;
+                }
+                all_stopped = false;
+                if (e->waiting.load()) {
+                    ::pthread_kill(e->thread, wake_signal());
+                }
+            }
+            if (all_stopped) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        for (Entry* e : all) {
+            if (e->thread_started) {
+                ::pthread_join(e->thread, nullptr);
+            }
+        }
+    }
+
+private:
+    // A new entry of queue `q`: its ring, its buffers, its thread. Called with m_ held.
+    bool add_entry_locked(const std::shared_ptr<Queue>& q, bool kick, std::string& why) {
+        auto e = std::make_unique<Entry>();
+        e->owner = this;
+        e->queue = q;
+        e->kick_when_registered = kick;
+        io_uring_params params{};
+        params.flags = IORING_SETUP_SQE128; // the command area holds the fuse_uring_cmd_req
+        if (const int rc = ::io_uring_queue_init_params(2, &e->ring, &params); rc != 0) {
+            why = std::string("io_uring_setup: ") + strerrordesc_np(-rc);
+            return false;
+        }
+        e->ring_open = true;
+        if (const int rc = ::io_uring_register_files(&e->ring, &dev_fd_, 1); rc != 0) {
+            why = std::string("io_uring_register_files: ") + strerrordesc_np(-rc);
+            return false;
+        }
+        void* header = ::mmap(nullptr, sizeof(ReqHeader), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void* area = ::mmap(nullptr, kLead + kPayloadCapacity, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        e->header = header == MAP_FAILED ? nullptr : static_cast<ReqHeader*>(header);
+        e->area = area == MAP_FAILED ? nullptr : static_cast<char*>(area);
+        if (e->header == nullptr || e->area == nullptr) {
+            why = "cannot map a ring entry's buffers";
+            return false;
+        }
+        e->iov[0] = iovec{e->header, sizeof(ReqHeader)};
+        e->iov[1] = iovec{e->payload(), kPayloadCapacity};
+        e->reply.header = e->header->in_out.data();
+        e->reply.payload = e->payload();
+        e->reply.capacity = kPayloadCapacity;
+        Entry* raw = e.get();
+        raw->thread_started =
+            with_signals_blocked(
+                [&] { return ::pthread_create(&raw->thread, nullptr, &Rings::main_of, raw); }) == 0;
+        if (!raw->thread_started) {
+            why = "cannot start a ring thread";
+            return false;
+        }
+        q->entries.fetch_add(1);
+        entries_.push_back(std::move(e));
+        return true;
+    }
+
+    // Requests that came while every entry of a queue was busy wait in the kernel's queue until
+    // an entry of that queue commits a reply: a new entry is not given one (Linux 6.14-6.18
+    // hand a queued request only to the entry that just committed). When the entries are busy
+    // for long (questions waiting for an approver) and the program whose request waits makes no
+    // other, nothing would commit. A kick is a statfs(2) of the mount point made on the queue's
+    // CPU: a request the daemon answers at once, after which its entry takes the next waiting
+    // request. From a thread of its own, which may wait behind them.
+    void kick(const std::shared_ptr<Queue>& q) noexcept {
+        if (q->kicks.fetch_add(1) >= kMaxKicks) {
+            q->kicks.fetch_sub(1);
+            return;
+        }
+        try {
+            std::thread t = with_signals_blocked([&] {
+                return std::thread([q, path = mountpoint_, allowed = allowed_] {
+                    pin_to(q->qid, allowed);
+                    struct statfs st {};
+
+                    (void)::statfs(path.c_str(), &st);
+                    q->kicks.fetch_sub(1);
+                });
+            });
+            t.detach(); // it may wait until the unmount; it holds nothing of the rings
+        } catch (const std::system_error&) {
+            q->kicks.fetch_sub(1);
+        }
+    }
+
+    static void* main_of(void* arg) {
+        auto* e = static_cast<Entry*>(arg);
+        e->owner->run(*e);
+        return nullptr;
+    }
+
+    // The next command of `e` into its ring: REGISTER with its buffers, or COMMIT_AND_FETCH of
+    // the request it served.
+    static void prepare_command(Entry& e, std::uint32_t op, std::uint64_t commit_id) noexcept {
+        io_uring_sqe* sqe = ::io_uring_get_sqe(&e.ring);
+        if (sqe == nullptr) {
+            return; // cannot be: one command at a time, and the ring holds two
+        }
+        // 128 bytes with IORING_SETUP_SQE128: the command area runs past the struct's end.
+        std::memset(static_cast<void*>(sqe), 0, 2 * sizeof(io_uring_sqe));
+        sqe->opcode = IORING_OP_URING_CMD;
+        sqe->flags = IOSQE_FIXED_FILE;
+        sqe->fd = 0; // the registered /dev/fuse
+        sqe->cmd_op = op;
+        if (op == kCmdRegister) {
+            sqe->addr = reinterpret_cast<std::uintptr_t>(e.iov.data()); // NOLINT: the ABI's u64
+            sqe->len = static_cast<std::uint32_t>(e.iov.size());
+        }
+        CmdReq cmd{};
+        cmd.commit_id = commit_id;
+        cmd.qid = static_cast<std::uint16_t>(e.queue->qid);
+        std::memcpy(sqe->cmd, &cmd, sizeof cmd);
+    }
+
+    // Submits the prepared command and waits for the next request, in one system call. Returns
+    // the completion's result (0: a request is in the buffers), or -EINTR when the daemon is
+    // stopping (a reply prepared is still delivered; stop() interrupts the wait).
+    int submit_and_wait(Entry& e) noexcept {
+        for (;;) {
+            e.waiting.store(true);
+            if (exiting_.load()) {
+                e.waiting.store(false);
+                ::io_uring_submit(&e.ring);
+                return -EINTR;
+            }
+            const bool idle = idle_while_waiting_.load(std::memory_order_relaxed);
+            if (idle) {
+                set_policy(SCHED_IDLE);
+            }
+            const int rc = ::io_uring_submit_and_wait(&e.ring, 1);
+            if (idle && !set_policy(SCHED_OTHER)) {
+                idle_while_waiting_.store(false); // cannot be: checked at the start
+                std::fprintf(stderr, "guardfs: a ring thread could not leave SCHED_IDLE\n");
+            }
+            e.waiting.store(false);
+            if (rc < 0 && rc != -EINTR) {
+                return rc;
+            }
+            io_uring_cqe* cqe = nullptr;
+            if (::io_uring_peek_cqe(&e.ring, &cqe) == 0 && cqe != nullptr) {
+                const int res = cqe->res;
+                ::io_uring_cqe_seen(&e.ring, cqe);
+                return res;
+            }
+        }
+    }
+
+    // The request in `e`'s buffers, laid out contiguous before the payload and served; the
+    // reply is left in the buffers for the commit.
+    void serve(Entry& e) noexcept {
+        ReqHeader& h = *e.header;
+        fuse_in_header in{};
+        std::memcpy(&in, h.in_out.data(), sizeof in);
+        const std::size_t payload = h.ent.payload_sz;
+        const std::size_t fixed =
+            sizeof in + payload <= in.len ? in.len - sizeof in - payload : kOpInSize + 1;
+        if (fixed > kOpInSize || payload > kPayloadCapacity) {
+            fuse_out_header out{}; // not a request this loop can lay out: refused, not stranded
+            out.len = sizeof out;
+            out.error = -EIO;
+            out.unique = in.unique;
+            std::memcpy(h.in_out.data(), &out, sizeof out);
+            h.ent.payload_sz = 0;
+            return;
+        }
+        char* msg = e.payload() - sizeof in - fixed;
+        std::memcpy(msg, &in, sizeof in);
+        std::memcpy(msg + sizeof in, h.op_in.data(), fixed);
+        serve_ring_request(se_, e.reply, msg, in.len);
+        h.ent.payload_sz = e.reply.payload_size;
+    }
+
+    // Registers `e` with the kernel: true when it took it. The kernel answers a REGISTER at once
+    // only when it refuses it; a taken entry completes with its first request, which may already
+    // be there (the ring became ready and a request was waiting): it is left for the loop.
+    bool register_entry(Entry& e) noexcept {
+        for (;;) {
+            prepare_command(e, kCmdRegister, 0);
+            int rc = 0;
+            while ((rc = ::io_uring_submit(&e.ring)) == -EINTR) {
+            }
+            if (rc < 0) {
+                refused(-rc);
+                return false;
+            }
+            io_uring_cqe* cqe = nullptr;
+            if (::io_uring_peek_cqe(&e.ring, &cqe) != 0 || cqe == nullptr || cqe->res >= 0) {
+                return true;
+            }
+            const int res = cqe->res;
+            ::io_uring_cqe_seen(&e.ring, cqe);
+            if (res == -EAGAIN || res == -EINTR) {
+                continue; // not yet accepted: the connection is being initialised
+            }
+            // ENOTCONN, ECONNABORTED: unmounted already. Anything else: the kernel refused the
+            // ring (and serves /dev/fuse instead).
+            if (res != -ENOTCONN && res != -ECONNABORTED) {
+                refused(-res);
+            }
+            return false;
+        }
+    }
+
+    void run(Entry& e) {
+        Queue& q = *e.queue;
+        pin_to(q.qid, allowed_);
+        {
+            std::unique_lock<std::mutex> lock(m_);
+            start_cv_.wait(lock, [&] { return started_ || exiting_.load(); });
+        }
+        if (exiting_.load() || !register_entry(e)) {
+            e.stopped.store(true);
+            return;
+        }
+        if (e.kick_when_registered) {
+            kick(e.queue);
+        }
+        int res = 0;
+        while ((res = submit_and_wait(e)) != -EINTR) {
+            if (res == -EAGAIN) {
+                prepare_command(e, kCmdCommitAndFetch, e.header->ent.commit_id); // again
+                continue;
+            }
+            if (res == -ENOTCONN || res == -ECONNABORTED) {
+                break; // unmounted or aborted: the ring is torn down
+            }
+            if (res < 0) {
+                // The kernel refused a commit (it found no such request): it keeps the entry
+                // but will hand it nothing more. The same buffers go in as a new entry.
+                std::fprintf(stderr,
+                             "guardfs: a ring entry's commit failed (%s); registering "
+                             "it again\n",
+                             strerrordesc_np(-res));
+                if (!register_entry(e)) {
+                    break;
+                }
+                continue;
+            }
+            note_ring_on();
+            q.busy.fetch_add(1);
+            if (watch_idle_.load(std::memory_order_relaxed)) {
+                wake_watchdog();
+            }
+            serve(e);
+            q.busy.fetch_sub(1);
+            q.done.fetch_add(1);
+            prepare_command(e, kCmdCommitAndFetch, e.header->ent.commit_id);
+        }
+        e.stopped.store(true);
+    }
+
+    void refused(int err) {
+        if (!reported_.exchange(true)) {
+            std::fprintf(stderr,
+                         "guardfs: FUSE over io_uring off: the kernel refused a ring entry (%s); "
+                         "serving /dev/fuse\n",
+                         strerrordesc_np(err));
+        }
+    }
+
+    // The first request on some entry: the ring is ready (the kernel sends none before every
+    // queue has an entry).
+    void note_ring_on() {
+        if (!reported_.exchange(true)) {
+            std::fprintf(stderr, "guardfs: FUSE over io_uring on (%zu queues)\n", queues_.size());
+        }
+    }
+
+    void wake_watchdog() {
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            watch_idle_.store(false);
+        }
+        watch_cv_.notify_one();
+    }
+
+    // Every kTick while requests flow, for each queue that has finished no request since the
+    // last look while some of its entries were busy (one waits: an ask, a lock, a slow disk):
+    // with no free entry, it gets one more (up to max_entries_ in all), which kicks the queue
+    // once registered; with one, it is kicked. So a request left waiting in the kernel behind
+    // them is taken within a tick or two. After kIdleTicks quiet looks the watchdog sleeps until
+    // the next request.
+    void watch() {
+        std::unique_lock<std::mutex> lock(m_);
+        unsigned quiet = 0;
+        while (!exiting_.load()) {
+            if (watch_idle_.load()) {
+                watch_cv_.wait(lock, [&] { return !watch_idle_.load() || exiting_.load(); });
+                for (const auto& q : queues_) {
+                    q->seen_done = q->done.load();
+                }
+                continue;
+            }
+            watch_cv_.wait_for(lock, kTick, [&] { return exiting_.load(); });
+            if (exiting_.load()) {
+                break;
+            }
+            bool active = false;
+            for (const auto& q : queues_) {
+                const std::uint64_t done = q->done.load();
+                const unsigned busy = q->busy.load();
+                if (busy > 0 && done == q->seen_done) {
+                    std::string why;
+                    if (busy < q->entries.load()) {
+                        kick(q);
+                    } else if (entries_.size() < max_entries_ && !add_entry_locked(q, true, why)) {
+                        std::fprintf(stderr, "guardfs: cannot add a ring entry: %s\n", why.c_str());
+                    }
+                }
+                active = active || busy > 0 || done != q->seen_done;
+                q->seen_done = done;
+            }
+            quiet = active ? 0 : quiet + 1;
+            if (quiet >= kIdleTicks) {
+                watch_idle_.store(true);
+                quiet = 0;
+            }
+        }
+    }
+
+    fuse_session* se_;
+    int dev_fd_;
+    const std::string mountpoint_; // what a kick stats
+    const unsigned max_entries_;
+    cpu_set_t allowed_{};
+    std::vector<std::shared_ptr<Queue>> queues_; // fixed after construction
+    std::mutex m_;                               // guards everything below but the atomics
+    std::condition_variable start_cv_;           // entries wait here for start()
+    std::condition_variable watch_cv_;
+    std::vector<std::unique_ptr<Entry>> entries_;
+    bool started_ = false;
+    bool stopping_ = false;
+    std::atomic<bool> exiting_{false};
+    std::atomic<bool> watch_idle_{true}; // the watchdog sleeps until the next request
+    std::atomic<bool> reported_{false};  // "on" or "off" was said
+    // Ring threads wait for their next request under SCHED_IDLE (can_wait_idle()).
+    std::atomic<bool> idle_while_waiting_{false};
+    std::thread watchdog_;
+};
+
+void RingsDeleter::operator()(Rings* rings) const noexcept {
+    delete rings; // NOLINT: the owner of a Rings made by prepare_rings
+}
+
+RingsPtr prepare_rings(fuse_session* se, const std::string& mountpoint, unsigned max_entries,
+                       bool say_why) {
+    const unsigned nqueues = possible_cpus();
+    if (nqueues == 0 || nqueues > 0xffff) {
+        if (say_why) {
+            std::fprintf(stderr, "guardfs: FUSE over io_uring off: cannot count the CPUs\n");
+        }
+        return nullptr;
+    }
+    RingsPtr rings(new Rings(se, mountpoint, nqueues, max_entries)); // NOLINT: its deleter owns it
+    std::string why;
+    if (!rings->prepare(why)) {
+        if (say_why) {
+            std::fprintf(stderr, "guardfs: FUSE over io_uring off: %s\n", why.c_str());
+        }
+        return nullptr;
+    }
+    offer_ring(&Rings::start, rings.get(), kPayloadCapacity);
+    return rings;
+}
+
+void stop_rings(Rings& rings) noexcept {
+    rings.stop();
+}
+
+} // namespace guardfs::fusefs
