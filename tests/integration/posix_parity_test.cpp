@@ -858,7 +858,8 @@ struct Parity {
 
 // The helper every test uses: the scenario on a native directory and on the mounted workspace
 // (both 0755, both prepared alike), then the transcripts and the trees compared.
-void check_parity_with(const Parity& p, const std::vector<std::string>& more_args) {
+void check_parity_with(const Parity& p, const std::vector<std::string>& more_args,
+                       Transport transport) {
     const UmaskGuard umask_022;
     TempDir native;
     REQUIRE(::chmod(native.path().c_str(), 0755) == 0);
@@ -871,6 +872,7 @@ void check_parity_with(const Parity& p, const std::vector<std::string>& more_arg
         p.verify ? perform(native.path(), p.verify, Caller::Root) : Outcome{};
 
     MountSpec spec;
+    spec.transport = transport;
     spec.policy_yaml = kEmptyPolicy;
     spec.extra_args = p.mount_args;
     spec.extra_args.insert(spec.extra_args.end(), more_args.begin(), more_args.end());
@@ -902,14 +904,21 @@ void check_parity_with(const Parity& p, const std::vector<std::string>& more_arg
     }
 }
 
-// Every scenario twice: with the page cache (the default) and with FUSE passthrough where the
-// kernel offers it (-o passthrough, docs/decisions/011).
+// Every scenario four times: with the page cache (the default) and with FUSE passthrough where
+// the kernel offers it (-o passthrough, docs/decisions/011), each with requests on /dev/fuse and
+// on FUSE over io_uring where the kernel offers it (docs/decisions/012).
 void check_parity(const Parity& p) {
-    SECTION("page cache") {
-        check_parity_with(p, {});
+    SECTION("page cache, /dev/fuse") {
+        check_parity_with(p, {}, Transport::DevFuse);
     }
-    SECTION("passthrough") {
-        check_parity_with(p, {"-o", "passthrough"});
+    SECTION("passthrough, /dev/fuse") {
+        check_parity_with(p, {"-o", "passthrough"}, Transport::DevFuse);
+    }
+    SECTION("page cache, io_uring") {
+        check_parity_with(p, {}, Transport::Ring);
+    }
+    SECTION("passthrough, io_uring") {
+        check_parity_with(p, {"-o", "passthrough"}, Transport::Ring);
     }
 }
 

@@ -27,6 +27,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -36,6 +37,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -926,6 +929,34 @@ namespace {
 
 // While something holds workers of the daemon: 100 files written and read back elsewhere in the
 // mount, all correct, within 5 s.
+// Binds the calling thread to one CPU while it lives (when the process may run there), and puts
+// its former affinity back. With FUSE over io_uring a request goes to the queue of the CPU its
+// caller runs on: threads bound to one CPU all use one queue.
+class PinnedTo {
+public:
+    explicit PinnedTo(unsigned cpu) {
+        ::pthread_getaffinity_np(::pthread_self(), sizeof old_, &old_);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pinned_ = CPU_ISSET(cpu, &old_) &&
+                  ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one) == 0;
+    }
+
+    PinnedTo(const PinnedTo&) = delete;
+    PinnedTo& operator=(const PinnedTo&) = delete;
+
+    ~PinnedTo() {
+        if (pinned_) {
+            ::pthread_setaffinity_np(::pthread_self(), sizeof old_, &old_);
+        }
+    }
+
+private:
+    cpu_set_t old_{};
+    bool pinned_ = false;
+};
+
 void check_other_requests_flow(const MountedGuard& g, const std::string& prefix) {
     const auto start = Clock::now();
     int failures = 0;
@@ -1023,10 +1054,18 @@ for line in sys.stdin:
 TEST_CASE("many questions waiting at once do not hold up other requests",
           "[integration][reliability][approver]") {
     // Each waiting question holds one of the daemon's workers. The daemon keeps only a few
-    // workers reading /dev/fuse (fusefs/worker_loop.hpp); when all of them wait, it must start
-    // or wake others, or the next request (another question, or anything else) never runs.
+    // workers reading /dev/fuse (fusefs/worker_loop.hpp), and a ring queue starts with one entry
+    // per CPU (fusefs/ring_loop.hpp); when all of them wait, it must start or wake others, or the
+    // next request (another question, or anything else) never runs. With FUSE over io_uring the
+    // hardest case is every caller on one CPU: requests that find no free entry of that CPU's
+    // queue wait in the kernel, and a new entry is not handed them (Rings::kick).
+    const auto [transport, one_cpu] =
+        GENERATE(std::pair{Transport::DevFuse, false}, std::pair{Transport::Ring, false},
+                 std::pair{Transport::Ring, true});
+    CAPTURE(transport == Transport::Ring, one_cpu);
     constexpr int kAskers = 8;
     MountSpec spec;
+    spec.transport = transport;
     spec.policy_yaml = "deny: [\".env\"]\n"; // the agent-configuration tier makes .claude ask
     spec.setup = [](const std::string& ws) {
         for (int i = 0; i < kAskers; ++i) { // one directory each: creates in one directory
@@ -1053,7 +1092,11 @@ TEST_CASE("many questions waiting at once do not hold up other requests",
 
     for (int i = 0; i < kAskers; ++i) {
         asked[static_cast<std::size_t>(i)] = -1;
-        askers.emplace_back([&, i] {
+        askers.emplace_back([&, i, one_cpu = one_cpu] {
+            std::optional<PinnedTo> pinned;
+            if (one_cpu) {
+                pinned.emplace(0U);
+            }
             asked[static_cast<std::size_t>(i)] =
                 write_text(g.ws(".claude/d" + std::to_string(i) + "/wait.md"), "x");
         });
@@ -1065,7 +1108,13 @@ TEST_CASE("many questions waiting at once do not hold up other requests",
     // Every question reached the approver: kAskers workers wait at once.
     REQUIRE(eventually([&] { return lines() == kAskers; }, 20s));
 
-    check_other_requests_flow(g, "other");
+    {
+        std::optional<PinnedTo> pinned;
+        if (one_cpu) {
+            pinned.emplace(0U);
+        }
+        check_other_requests_flow(g, "other");
+    }
     for (const auto& a : asked) {
         CHECK(a.load() == -1); // still waiting for their answers
     }
@@ -1082,8 +1131,12 @@ TEST_CASE("many questions waiting at once do not hold up other requests",
 TEST_CASE("SIGINT and SIGTERM unmount cleanly: the daemon exits 0 and leaves no mount",
           "[integration][reliability]") {
     const int sig = GENERATE(SIGINT, SIGTERM);
-    CAPTURE(sig);
-    MountedGuard g("deny: [\".env\"]\n");
+    const Transport transport = GENERATE(Transport::DevFuse, Transport::Ring);
+    CAPTURE(sig, transport == Transport::Ring);
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.transport = transport;
+    MountedGuard g(spec);
     REQUIRE(write_text(g.ws("kept.txt"), "written through the mount\n") == 0);
     CHECK(g.terminate(sig) == 0);
     CHECK_FALSE(is_mount_point(g.ws()));

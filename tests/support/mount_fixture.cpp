@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -43,6 +45,26 @@ std::string unescape(const std::string& s) {
 }
 
 } // namespace
+
+bool enable_fuse_ring() {
+    static const char* const kParam = "/sys/module/fuse/parameters/enable_uring";
+    // The value found first, put back at exit.
+    static const std::string first = [] {
+        std::string v = read_file(kParam);
+        if (!v.empty() && v[0] == 'N') {
+            std::atexit([] { std::ofstream(kParam) << "N\n"; });
+        }
+        return v;
+    }();
+    if (first.empty()) {
+        return false; // no such parameter: no FUSE over io_uring in this kernel
+    }
+    if (read_file(kParam).rfind('Y', 0) == 0) {
+        return true;
+    }
+    std::ofstream(kParam) << "Y\n";
+    return read_file(kParam).rfind('Y', 0) == 0;
+}
 
 bool is_mount_point(const std::string& path) {
     std::ifstream in("/proc/self/mountinfo");
@@ -117,6 +139,11 @@ std::string MountedGuard::ws(const std::string& rel) const {
 
 void MountedGuard::start(const MountSpec& spec) {
     std::vector<std::string> argv{GUARDFS_BIN, "mount", "-f"};
+    if (spec.transport == Transport::Ring) {
+        (void)enable_fuse_ring();
+    } else {
+        argv.insert(argv.end(), {"-o", "no_io_uring"});
+    }
     if (spec.use_policy_file) {
         const std::string policy = root_ + "/policy.yaml";
         write_file(policy, spec.policy_yaml);
@@ -158,6 +185,17 @@ bool MountedGuard::mounted() const {
 
 std::string MountedGuard::daemon_log() const {
     return read_file(log_path_);
+}
+
+bool MountedGuard::log_shows(const std::string& line) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (daemon_log().find(line) == std::string::npos) {
+        if (std::chrono::steady_clock::now() > until) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
 }
 
 int MountedGuard::unmount() {

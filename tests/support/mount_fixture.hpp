@@ -16,12 +16,25 @@
 
 namespace guardfs::test {
 
+// How requests reach the daemon (docs/decisions/012).
+enum class Transport {
+    Ring,    // FUSE over io_uring where the kernel has it (see enable_fuse_ring), else /dev/fuse
+    DevFuse, // /dev/fuse only (-o no_io_uring)
+};
+
+// Turns the kernel's fuse.enable_uring on, so that a daemon mounted from now on serves requests
+// over io_uring; the value found first is put back when the test binary exits. True when it is
+// on; false on a kernel without FUSE over io_uring (before Linux 6.14) or for a user who may not
+// change it (not root).
+bool enable_fuse_ring();
+
 struct MountSpec {
     std::string policy_yaml;                          // written to <root>/policy.yaml
     bool use_policy_file = true;                      // false: no --policy (the built-in policy)
     std::vector<std::string> extra_args;              // more `guardfs mount` flags
     std::function<void(const std::string& ws)> setup; // fills the workspace before the mount
     std::map<std::string, std::string> env;           // extra environment for the daemon
+    Transport transport = Transport::Ring;
 };
 
 class MountedGuard {
@@ -54,6 +67,10 @@ public:
 
     // What the daemon printed on stderr so far.
     [[nodiscard]] std::string daemon_log() const;
+
+    // Waits up to 5 s for the daemon's log to hold `line` (it reports after the kernel's INIT or
+    // after the first request, which may come after the mount is seen); true when it does.
+    [[nodiscard]] bool log_shows(const std::string& line) const;
 
 private:
     void start(const MountSpec& spec);
