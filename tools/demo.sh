@@ -23,3 +23,11 @@ guardfs is guarding $demo with the built-in recommended policy. Try:
   $here/build/guardfs audit /tmp/guardfs-demo-audit.jsonl
 Unmount: fusermount3 -u $demo
 MSG
+uring=/sys/module/fuse/parameters/enable_uring
+if [ -r "$uring" ] && [ "$(cat "$uring")" != Y ]; then
+    cat <<MSG
+This kernel has FUSE over io_uring, which makes every request through the guard faster
+(docs/decisions/012), but it is off. It is a setting for the whole machine; to turn it on,
+then mount again:  echo Y > $uring
+MSG
+fi

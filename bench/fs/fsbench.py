@@ -183,6 +183,24 @@ def log(msg: str) -> None:
 # ----------------------------------------------------------------------------------------
 # Mount bookkeeping
 
+URING_PARAM = "/sys/module/fuse/parameters/enable_uring"
+
+
+def read_uring_param() -> str | None:
+    """The kernel's fuse.enable_uring (Y or N), or None where the kernel has no FUSE over io_uring
+    (before Linux 6.14)."""
+    try:
+        with open(URING_PARAM) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def write_uring_param(value: str) -> None:
+    with open(URING_PARAM, "w") as f:
+        f.write(value + "\n")
+
+
 def mountpoints() -> list[str]:
     out = []
     with open("/proc/self/mountinfo") as f:
@@ -705,6 +723,7 @@ class Bench:
                 if l.startswith("fuse-overlayfs")][0],
             "fusermount3": cmd_version(["fusermount3", "--version"]),
             "kernel": os.uname().release,
+            "fuse.enable_uring": read_uring_param(),
             "git": cmd_version(["git", "--version"]),
             "fio": cmd_version(["fio", "--version"]),
             "cmake": cmd_version(["cmake", "--version"]),
@@ -1231,6 +1250,10 @@ def main() -> int:
                          "fraction of the CPUs (measured over 1 s; e.g. 0.25)")
     ap.add_argument("--wait-quiet-max", type=int, default=900, metavar="SECONDS",
                     help="longest wait for a quiet machine before a sample (default 900)")
+    ap.add_argument("--fuse-uring", choices=("on", "off", "keep"), default="on",
+                    help="the kernel's fuse.enable_uring for the run (FUSE over io_uring, "
+                         "docs/decisions/012): on (default) or off, put back afterwards; keep "
+                         "leaves it as it is")
     ap.add_argument("--memwalk", type=int, metavar="FILES",
                     help="instead: RSS of guardfs (recommended) after walking FILES empty files")
     args = ap.parse_args()
@@ -1245,6 +1268,16 @@ def main() -> int:
     def on_signal(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, on_signal)
+
+    found = read_uring_param()
+    if args.fuse_uring != "keep" and found is not None:
+        wanted = "Y" if args.fuse_uring == "on" else "N"
+        if found != wanted:
+            write_uring_param(wanted)
+            print(f"fsbench: the kernel's fuse.enable_uring set to {wanted} for this run "
+                  f"(was {found}; put back at the end)", file=sys.stderr)
+            import atexit
+            atexit.register(write_uring_param, found)
 
     if args.memwalk:
         res = memwalk(args)

@@ -8,7 +8,9 @@ strace follows every thread of the daemon while a Python loop makes N operations
 mount. A request is one read (or splice) of the daemon's /dev/fuse descriptor; FORGET requests
 have no reply, every other request has one. A read's first 8 bytes (the request header's length
 and opcode) name the request's kind: `--opcodes` prints requests per operation by kind. The
-phase's own untraced warm-up (e.g. the first stat walk) runs before strace attaches.
+phase's own untraced warm-up (e.g. the first stat walk) runs before strace attaches. guardfs is
+mounted with -o no_io_uring: requests that come on FUSE over io_uring (docs/decisions/012) are
+not reads of /dev/fuse, and the kernel sends the same requests either way.
 Contenders: guardfs-rec (built-in policy), guardfs-empty, guardfs-rec-wb (-o writeback_cache),
 guardfs-rec-pt (-o passthrough; not in the default list),
 bindfs, mergerfs, fuse-overlayfs, with fsbench.py's options.
@@ -149,7 +151,7 @@ class Mounted:
             pol = {"guardfs-empty": ["--policy", fsbench.EMPTY_POLICY], "guardfs-rec": [],
                    "guardfs-rec-wb": ["-o", "writeback_cache"],
                    "guardfs-rec-pt": ["-o", "passthrough"]}[name]
-            cmd = [args.guardfs, "mount", "-f", *pol, self.work]
+            cmd = [args.guardfs, "mount", "-f", "-o", "no_io_uring", *pol, self.work]
         else:
             cmd = fsbench.passthrough_command(name, dirs)
         self.log = open(os.path.join(self.dir, "daemon.log"), "w")

@@ -155,6 +155,16 @@ def run_side(side: str, ws: str, ndirs: int, guardfs: str, log_path: str) -> dic
     return res
 
 
+def uring_param() -> str | None:
+    """The kernel's fuse.enable_uring as found (FUSE over io_uring, docs/decisions/012), or None
+    where the kernel has none."""
+    try:
+        with open("/sys/module/fuse/parameters/enable_uring") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=1_000_000)
@@ -169,7 +179,8 @@ def main() -> int:
     res: dict = {"files": ndirs * PER_DIR, "dirs": ndirs,
                  "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                  "command": " ".join([sys.executable] + sys.argv),
-                 "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+                 "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+                 "kernel": os.uname().release, "fuse.enable_uring": uring_param()}
     try:
         for side in ("native", "guardfs"):
             t0 = time.perf_counter()
