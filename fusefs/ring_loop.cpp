@@ -523,7 +523,7 @@ private:
     // The first request on some entry: the ring is ready (the kernel sends none before every
     // queue has an entry).
     void note_ring_on() {
-        if (!reported_.exchange(true)) {
+        if (!reported_.load(std::memory_order_relaxed) && !reported_.exchange(true)) {
             std::fprintf(stderr, "guardfs: FUSE over io_uring on (%zu queues)\n", queues_.size());
         }
     }
