@@ -46,7 +46,7 @@ std::atomic<int> g_dev_fd{-1};
 void (*g_ring_start)(void*) = nullptr; // offer_ring(), before the session starts
 void* g_ring_arg = nullptr;
 std::size_t g_ring_capacity = 0;
-std::atomic<bool> g_ring_taken{false};
+bool g_ring_say_why = false;
 
 // Per worker thread: what the request it read last asked for.
 thread_local bool t_kill_setid = false;
@@ -109,6 +109,10 @@ void note_request(const char* buf, std::size_t len) noexcept {
                              (flags2 & kInitPassthrough2) != 0;
         t_init_ring = current && g_ring_start != nullptr && (flags2 & kInitOverIoUring2) != 0;
         t_init_unique = t_init_killpriv || t_init_passthrough || t_init_ring ? h.unique : 0;
+        if (g_ring_say_why && g_ring_start != nullptr && !t_init_ring) {
+            std::fprintf(stderr, "guardfs: FUSE over io_uring off: the kernel does not offer it "
+                                 "(Linux 6.14 or later, with its fuse.enable_uring on)\n");
+        }
         if (g_want_passthrough.load(std::memory_order_relaxed) && !t_init_passthrough) {
             std::fprintf(stderr, "guardfs: FUSE passthrough off: the kernel does not offer it "
                                  "(Linux 6.9 or later)\n");
@@ -167,6 +171,10 @@ ssize_t send_init(int fd, const iovec& header, const iovec& arg) {
     }
     const bool ring = t_init_ring && (flags & FUSE_INIT_EXT) != 0 &&
                       ring_payload_needed(out.data(), flags) <= g_ring_capacity;
+    if (t_init_ring && !ring && g_ring_say_why) {
+        std::fprintf(stderr, "guardfs: FUSE over io_uring off: libfuse's INIT reply allows "
+                             "requests larger than a ring entry\n");
+    }
     if (ring) {
         const auto flags2 = load_at<std::uint32_t>(out.data(), offsetof(fuse_init_out, flags2));
         store_at(out.data(), offsetof(fuse_init_out, flags2), flags2 | kInitOverIoUring2);
@@ -176,10 +184,9 @@ ssize_t send_init(int fd, const iovec& header, const iovec& arg) {
     if (n >= 0) {
         g_killpriv_v2.store(killpriv, std::memory_order_release);
         g_passthrough.store(passthrough, std::memory_order_release);
-        g_ring_taken.store(ring, std::memory_order_release);
         if (ring) {
-            g_ring_start(
-                g_ring_arg); // the kernel now holds requests until every queue has an entry
+            // The kernel now holds every request until each queue has an entry.
+            g_ring_start(g_ring_arg);
         }
     }
     if (t_init_passthrough) {
@@ -285,14 +292,12 @@ int install_channel(fuse_session* se) noexcept {
     return fuse_session_custom_io(se, &io, fuse_session_fd(se));
 }
 
-void offer_ring(void (*start)(void*), void* arg, std::size_t payload_capacity) noexcept {
+void offer_ring(void (*start)(void*), void* arg, std::size_t payload_capacity,
+                bool say_why) noexcept {
     g_ring_start = start;
     g_ring_arg = arg;
     g_ring_capacity = payload_capacity;
-}
-
-bool ring_taken() noexcept {
-    return g_ring_taken.load(std::memory_order_acquire);
+    g_ring_say_why = say_why;
 }
 
 void serve_ring_request(fuse_session* se, RingReply& reply, char* msg, std::size_t len) noexcept {

@@ -49,11 +49,10 @@ void reply_with_backing(int id) noexcept;
 // of the program that made it. Offered in the INIT reply when the kernel offers it, offer_ring()
 // was called before the session started, and the largest request fits `payload_capacity`.
 // `start(arg)` runs right after that INIT reply is written: the kernel takes ring entries only
-// from then on, and holds every other request until each queue has one.
-void offer_ring(void (*start)(void*), void* arg, std::size_t payload_capacity) noexcept;
-
-// The INIT reply took FUSE over io_uring.
-bool ring_taken() noexcept;
+// from then on, and holds every other request until each queue has one. With `say_why`, the
+// reason it is not offered goes to stderr.
+void offer_ring(void (*start)(void*), void* arg, std::size_t payload_capacity,
+                bool say_why) noexcept;
 
 // A request taken from a ring entry is answered in the entry's buffers, not on /dev/fuse.
 struct RingReply {

@@ -621,7 +621,7 @@ RingsPtr prepare_rings(fuse_session* se, const std::string& mountpoint, unsigned
         }
         return nullptr;
     }
-    offer_ring(&Rings::start, rings.get(), kPayloadCapacity);
+    offer_ring(&Rings::start, rings.get(), kPayloadCapacity, say_why);
     return rings;
 }
 
