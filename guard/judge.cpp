@@ -33,6 +33,7 @@ struct RootKey {
 // Per-decision state: the data-root keys, computed at most once and only when needed.
 struct Context {
     const CompiledPolicy& policy;
+    const std::shared_ptr<const CompiledPolicy>& owner; // of `policy`, for DirMemo
     dataroot::FsOps& fs;
     const Request& request;
     GitConfigJudge git_config_judge;
@@ -61,6 +62,62 @@ struct Context {
 Readings& scratch_readings() {
     thread_local Readings r;
     return r;
+}
+
+// The guard rows' state after the directories this thread judged paths in lately (a program
+// works in a few directories at a time): a path below one walks only its own name through the
+// rows (patterns::GuardPrefix). A directory gets a state the second time it is seen, so paths
+// scattered over many directories pay a hash, not a state each. Per thread, for one policy; a
+// reload starts it afresh.
+class DirMemo {
+public:
+    // The state for the directory of `path`, or null: for a path directly below "/" (nothing to
+    // resume), or a directory not seen lately.
+    patterns::GuardPrefix* find(const Context& ctx, std::string_view path) {
+        const std::size_t slash = path.rfind('/');
+        if (slash == std::string_view::npos || slash == 0) {
+            return nullptr;
+        }
+        const std::string_view dir = path.substr(0, slash);
+        if (policy_ != ctx.owner) {
+            policy_ = ctx.owner; // held: a later policy cannot take its address
+            used_ = 0;
+            next_ = 0;
+            seen_.fill(0);
+        }
+        for (std::size_t i = 0; i < used_; ++i) {
+            const std::string& known = entries_[i].dir();
+            if (known.size() == dir.size() && known == dir) {
+                return &entries_[i];
+            }
+        }
+        const std::size_t h = std::hash<std::string_view>{}(dir) | 1U; // 0 marks an empty slot
+        const auto seen = std::find(seen_.begin(), seen_.end(), h);
+        if (seen == seen_.end()) {
+            seen_[seen_next_] = h;
+            seen_next_ = (seen_next_ + 1) % seen_.size();
+            return nullptr;
+        }
+        *seen = 0;
+        patterns::GuardPrefix& e = entries_[next_];
+        next_ = (next_ + 1) % entries_.size();
+        used_ = std::min(used_ + 1, entries_.size());
+        e.reset(dir);
+        return &e;
+    }
+
+private:
+    std::shared_ptr<const CompiledPolicy> policy_; // the entries are this policy's
+    std::array<patterns::GuardPrefix, 8> entries_;
+    std::size_t used_ = 0;
+    std::size_t next_ = 0;               // replaced next (round robin)
+    std::array<std::size_t, 16> seen_{}; // hashes of directories seen once lately
+    std::size_t seen_next_ = 0;
+};
+
+DirMemo& dir_memo() {
+    thread_local DirMemo memo;
+    return memo;
 }
 
 bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
@@ -106,8 +163,10 @@ bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
     return false;
 }
 
-// The verdict of one path of one target, with strip = segments inside a data root.
-Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const PathView& pv) {
+// The verdict of one path of one target, with strip = segments inside a data root. `dir`, when
+// given, is the guard rows' state after the path's directory (DirMemo).
+Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const PathView& pv,
+                        patterns::GuardPrefix* dir) {
     const CompiledPolicy& p = ctx.policy;
     Decision d;
     auto offer_rule = [&](const patterns::GuardMatch& m) {
@@ -124,7 +183,7 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
         d.reason = rule.reason;
         d.reading = m.reading;
     };
-    offer_rule(p.write.match_guard(r));
+    offer_rule(dir != nullptr ? p.write.match_guard(r, *dir) : p.write.match_guard(r));
     if (t.through) {
         offer_rule(p.write.match_guard_partial(r));
     }
@@ -183,9 +242,11 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
     if (!p.write.has_guard_rules() && !p.policy.git) {
         return Decision{}; // nothing could match: no readings to build
     }
+    patterns::GuardPrefix* dir =
+        p.write.has_guard_rules() ? dir_memo().find(ctx, pv.path) : nullptr;
     Readings& r = scratch_readings();
     r.build(pv.path, 0);
-    Decision d = judge_readings(ctx, r, t, pv);
+    Decision d = judge_readings(ctx, r, t, pv, dir);
     if (d.tier == Tier::None) {
         return d; // nothing matched: the data root is never consulted
     }
@@ -196,7 +257,7 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
                 continue;
             }
             r.build(pv.path, *inside);
-            d = judge_readings(ctx, r, t, pv);
+            d = judge_readings(ctx, r, t, pv, nullptr);
             if (d.tier != Tier::None) {
                 d.exempt_root = k.key;
             } else {
@@ -303,7 +364,7 @@ Judge::Judge(std::shared_ptr<const CompiledPolicy> policy, dataroot::FsOps& fs,
     , fs_(fs)
     , git_config_judge_(git_config_judge) {}
 
-const CompiledPolicy* Judge::current() const {
+const std::shared_ptr<const CompiledPolicy>& Judge::current() const {
     thread_local PolicyCache cache;
     const std::uint64_t generation = generation_.load(std::memory_order_acquire);
     if (cache.judge != id_ || cache.generation != generation || !cache.policy) {
@@ -311,7 +372,7 @@ const CompiledPolicy* Judge::current() const {
         cache.judge = id_;
         cache.generation = generation;
     }
-    return cache.policy.get();
+    return cache.policy;
 }
 
 std::shared_ptr<const CompiledPolicy> Judge::policy() const noexcept {
@@ -336,7 +397,8 @@ Decision Judge::decide(const Request& request) const noexcept {
 }
 
 Decision Judge::decide_unsafe(const Request& request) const {
-    const CompiledPolicy* policy = current();
+    const std::shared_ptr<const CompiledPolicy>& owner = current();
+    const CompiledPolicy* policy = owner.get();
     Decision best;
     if (!policy) {
         best.verdict = Verdict::Deny;
@@ -347,7 +409,7 @@ Decision Judge::decide_unsafe(const Request& request) const {
     if (is_read_op(request.op)) {
         return judge_read(*policy, request);
     }
-    Context ctx{*policy, fs_, request, git_config_judge_, answers_, false, {}};
+    Context ctx{*policy, owner, fs_, request, git_config_judge_, answers_, false, {}};
     if (request.targets.empty()) {
         best.verdict = Verdict::Deny;
         best.tier = Tier::Internal;

@@ -43,8 +43,9 @@ private:
     Decision decide_unsafe(const Request& request) const;
 
     // The policy for this decision, from a per-thread copy that is refreshed only when the
-    // generation moved (a reload): no atomic read-modify-write per decision.
-    [[nodiscard]] const CompiledPolicy* current() const;
+    // generation moved (a reload): no atomic read-modify-write per decision. The reference
+    // stays valid until this thread's next decision.
+    [[nodiscard]] const std::shared_ptr<const CompiledPolicy>& current() const;
 
     std::atomic<std::shared_ptr<const CompiledPolicy>> policy_;
     std::atomic<std::uint64_t> generation_{0};

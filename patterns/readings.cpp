@@ -46,7 +46,7 @@ std::size_t split_backslash(std::span<const std::string_view> in, std::size_t st
 
 } // namespace
 
-void Readings::build(std::string_view path, std::size_t strip_raw) {
+void Readings::build(std::string_view path, std::size_t strip_raw, bool every_reading) {
     raw_.clear();
     views_.clear();
     // One pass: the segments, and whether any needs folding or holds a backslash.
@@ -76,6 +76,8 @@ void Readings::build(std::string_view path, std::size_t strip_raw) {
     }
     strip_raw_ = std::min(strip_raw, raw_.size());
     views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
+    any_fold = any_fold || every_reading;
+    any_backslash = any_backslash || every_reading;
     if (any_fold) {
         folded_buf_.clear();
         offsets_.clear();

@@ -24,11 +24,12 @@ struct ReadingView {
 // Holds the readings of one path. Reuse one object per thread: build() keeps its buffers.
 class Readings {
 public:
-    // Splits path on '/', and builds the other readings only where they differ from the raw one.
+    // Splits path on '/', and builds the other readings only where they differ from the raw one
+    // (all four in order, Raw, Folded, Backslash, FoldedBackslash, with `every_reading`).
     // strip_raw is the number of leading raw segments that lie inside a data root (0 for none).
     // The views returned below stay valid until the next build() or the object's destruction;
     // they do not point into `path`'s storage only if the caller keeps `path` alive too.
-    void build(std::string_view path, std::size_t strip_raw);
+    void build(std::string_view path, std::size_t strip_raw, bool every_reading = false);
 
     [[nodiscard]] std::span<const ReadingView> all() const noexcept { return views_; }
 

@@ -102,6 +102,46 @@ GuardMatch RuleTable::match_guard(const Readings& r) const {
     return out;
 }
 
+void GuardPrefix::reset(std::string_view dir) {
+    dir_.assign(dir);
+    built_ = false;
+    ready_.fill(false);
+}
+
+GuardMatch RuleTable::match_guard(const Readings& r, GuardPrefix& dir) const {
+    GuardMatch out;
+    if (!has_guard_) {
+        return out;
+    }
+    for (const ReadingView& v : r.all()) {
+        const auto k = static_cast<std::size_t>(v.kind);
+        MatchBest b;
+        if (v.strip == 0) {
+            if (!dir.ready_[k]) {
+                if (!dir.built_) {
+                    dir.readings_.build(dir.dir_, 0, true); // in Reading order, all four
+                    dir.built_ = true;
+                }
+                const auto lead = dir.readings_.all()[k].segs;
+                dir.lead_[k] = lead.size();
+                dir.floating_[k] = guard_floating_.advance(lead);
+                dir.anchored_[k] = guard_anchored_.advance(lead);
+                dir.ready_[k] = true;
+            }
+            guard_floating_.match_resumed(dir.floating_[k], v.segs, dir.lead_[k], b);
+            guard_anchored_.match_resumed(dir.anchored_[k], v.segs, dir.lead_[k], b);
+        } else {
+            guard_floating_.match(v.segs, v.strip, b);
+            guard_anchored_.match(v.segs, v.strip, b);
+        }
+        if (b.matched() && (!out.matched() || b.verdict > out.best.verdict)) {
+            out.best = b;
+            out.reading = v.kind;
+        }
+    }
+    return out;
+}
+
 GuardMatch RuleTable::match_guard_partial(const Readings& r) const {
     GuardMatch out;
     if (!has_guard_) {

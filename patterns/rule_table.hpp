@@ -11,6 +11,7 @@
 #include "patterns/rule.hpp"
 #include "patterns/trie.hpp"
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,28 @@ struct GuardMatch {
     [[nodiscard]] bool matched() const noexcept { return best.matched(); }
 };
 
+// Where the guard rows' walks stand after a directory's segments, for each reading of a path
+// below it: what match_guard() resumes from, so that paths under one directory walk the
+// directory once. Made for one directory and one RuleTable; each reading's state is made the
+// first time a path needs it.
+class GuardPrefix {
+public:
+    // For the absolute directory `dir` ("/a/b"); forgets the states made for another.
+    void reset(std::string_view dir);
+
+    [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
+
+private:
+    friend class RuleTable;
+    std::string dir_;
+    Readings readings_; // of dir_, every reading; built with the first state
+    bool built_ = false;
+    std::array<bool, 4> ready_{}; // per Reading: lead_, floating_, anchored_ made
+    std::array<std::size_t, 4> lead_{};
+    std::array<SegmentTrie::Resume, 4> floating_;
+    std::array<SegmentTrie::Resume, 4> anchored_;
+};
+
 class RuleTable {
 public:
     // anchors maps a first segment (e.g. ".claude") to the absolute directories that stand for
@@ -46,6 +69,11 @@ public:
     // Deny/ask rows whose pattern matches a run of the target (the run starting inside the
     // part of the path that is not stripped; see Readings::build).
     [[nodiscard]] GuardMatch match_guard(const Readings& r) const;
+
+    // The same, for a target below dir.dir() (its readings' first segments are the
+    // directory's), resuming from the directory's state where a reading is not stripped. The
+    // state is this table's: `dir` must not be used with another table without a reset.
+    [[nodiscard]] GuardMatch match_guard(const Readings& r, GuardPrefix& dir) const;
 
     // Deny/ask rows with a proper prefix matching a suffix of the target: rows whose guarding
     // run passes through the target's last segment (design §3, rename).

@@ -325,6 +325,68 @@ void SegmentTrie::match(std::span<const std::string_view> segs, std::size_t stri
     }
 }
 
+SegmentTrie::Resume SegmentTrie::advance(std::span<const std::string_view> lead) const {
+    Resume r;
+    if (empty()) {
+        return r;
+    }
+
+    struct Frame {
+        std::uint32_t node;
+        std::size_t j;
+    };
+
+    SmallStack<Frame, 16> stack;
+    // Floating runs start at every segment, anchored ones at the first only (strip 0).
+    const std::size_t starts = anchored_ ? std::min<std::size_t>(lead.size(), 1) : lead.size();
+    for (std::size_t i = 0; i < starts; ++i) {
+        stack.push(Frame{0, i});
+        while (!stack.empty()) {
+            const Frame f = stack.pop();
+            const Node& n = nodes_[f.node];
+            if (f.node != 0) {
+                for (const Terminal& t : n.terminals) {
+                    r.found.offer(t.verdict, t.rule); // anchor_depth > 0 always holds at strip 0
+                }
+            }
+            if (f.j == lead.size()) {
+                if (f.node != 0) {
+                    r.live.push_back(f.node);
+                }
+                continue;
+            }
+            for_each_child(n, lead[f.j], [&](std::uint32_t child) {
+                stack.push(Frame{child, f.j + 1});
+            });
+        }
+    }
+    std::sort(r.live.begin(), r.live.end());
+    r.live.erase(std::unique(r.live.begin(), r.live.end()), r.live.end());
+    return r;
+}
+
+void SegmentTrie::match_resumed(const Resume& resume, std::span<const std::string_view> segs,
+                                std::size_t from, MatchBest& out) const {
+    if (empty()) {
+        return;
+    }
+    if (from == 0 || from > segs.size()) {
+        match(segs, 0, out); // nothing to resume (or not made for these segments)
+        return;
+    }
+    if (resume.found.matched()) {
+        out.offer(resume.found.verdict, resume.found.rule);
+    }
+    for (const std::uint32_t node : resume.live) {
+        walk(node, segs, from, 0, false, out);
+    }
+    if (!anchored_) {
+        for (std::size_t i = from; i < segs.size(); ++i) {
+            walk(0, segs, i, 0, false, out);
+        }
+    }
+}
+
 void SegmentTrie::match_partial_at_end(std::span<const std::string_view> segs, std::size_t strip,
                                        MatchBest& out) const {
     if (empty()) {

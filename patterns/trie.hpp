@@ -47,6 +47,14 @@ struct StringHash {
 
 class SegmentTrie {
 public:
+    // Where the walks of match() stand after a path's leading segments (strip 0): the rules
+    // matched within them, and the trie nodes of the runs still going at their end. Paths under
+    // one directory share it, so the directory's segments are walked once (see advance()).
+    struct Resume {
+        MatchBest found;
+        std::vector<std::uint32_t> live; // sorted, no duplicates
+    };
+
     // An anchored trie matches only runs that start at the first segment of the path; a
     // floating one matches runs anywhere.
     explicit SegmentTrie(bool anchored);
@@ -62,6 +70,14 @@ public:
     // start at index >= strip. Anchored: runs from index 0 whose anchor lies below the first
     // `strip` segments (anchor_depth > strip).
     void match(std::span<const std::string_view> segs, std::size_t strip, MatchBest& out) const;
+
+    // The state of match() after `lead`, the leading segments of the paths it is for.
+    [[nodiscard]] Resume advance(std::span<const std::string_view> lead) const;
+
+    // The same as match(segs, 0, out) when segs[0, from) are the segments `resume` was made
+    // from (advance()): the walks through them resumed, and new ones started after them.
+    void match_resumed(const Resume& resume, std::span<const std::string_view> segs,
+                       std::size_t from, MatchBest& out) const;
 
     // Partial matches at the end: a proper prefix of a pattern equals a suffix of segs (ending
     // at its last segment), with the same start rule as match(). These are the rules whose

@@ -232,3 +232,84 @@ TEST_CASE("many patterns sharing prefixes and suffixes still match exactly", "[p
     CHECK(judge(t, "/x/dir9/subway/leaf") == D);
     CHECK(judge(t, "/x/dir9/way/leaf") == A);
 }
+
+TEST_CASE("matching a path resumed after its directory gives what matching it whole gives",
+          "[patterns][trie][resume]") {
+    // The rows mix every kind of segment the trie indexes differently (literals, prefixes,
+    // suffixes, '*' at both ends, lone '*'), runs of several segments, folded and anchored
+    // rows; the paths mix names that start, continue and end those runs, upper case, a
+    // backslash and non-ASCII bytes, at every depth.
+    const auto t = make_table({{".ssh", D},
+                               {".env", Q},
+                               {".env.*", D},
+                               {"*.pem", D},
+                               {"id_*", Q},
+                               {"*secret*", D},
+                               {".git/hooks", D},
+                               {"a/b/c", D},
+                               {"a/*/d", Q},
+                               {"*/x/*", Q},
+                               {"Node_Modules/.bin", D},
+                               {"*", Q},
+                               {".claude", Q},
+                               {".claude/settings.json", D},
+                               {"deep/er/still/more", D},
+                               {"b/c", Q},
+                               {"*.PEM.bak", D}},
+                              {{".claude", {"/srv/claude", "/a/b"}}});
+    const std::vector<std::string> names{"a",
+                                         "b",
+                                         "c",
+                                         "d",
+                                         "x",
+                                         ".ssh",
+                                         ".env",
+                                         ".env.prod",
+                                         "k.pem",
+                                         "K.PEM",
+                                         "id_rsa",
+                                         "mysecretfile",
+                                         ".git",
+                                         "hooks",
+                                         "srv",
+                                         "claude",
+                                         ".claude",
+                                         "settings.json",
+                                         "node_modules",
+                                         ".BIN",
+                                         "a\\b",
+                                         "\xc3\xa9t\xc3\xa9",
+                                         "deep",
+                                         "er",
+                                         "still",
+                                         "more",
+                                         "K.pem.bak",
+                                         "file.txt"};
+    std::uint32_t seed = 12345;
+    auto next = [&seed] {
+        seed = seed * 1103515245U + 12345U;
+        return (seed >> 16U) & 0x7fffU;
+    };
+    const auto verdict_of = [](const GuardMatch& m) {
+        return m.matched() ? std::pair{m.best.verdict, m.best.rule} : std::pair{A, kNoRule};
+    };
+    Readings whole;
+    for (int n = 0; n < 3000; ++n) {
+        const std::size_t depth = 1 + next() % 7;
+        std::string path;
+        for (std::size_t i = 0; i < depth; ++i) {
+            path += "/" + names[next() % names.size()];
+        }
+        CAPTURE(path);
+        whole.build(path, 0);
+        const auto expected = verdict_of(t.match_guard(whole));
+        // Resumed after every directory above the path, not only the nearest.
+        for (std::size_t at = path.find('/', 1); at != std::string::npos;
+             at = path.find('/', at + 1)) {
+            GuardPrefix dir;
+            dir.reset(std::string_view(path).substr(0, at));
+            CAPTURE(path.substr(0, at));
+            CHECK(verdict_of(t.match_guard(whole, dir)) == expected);
+        }
+    }
+}
