@@ -78,9 +78,6 @@ static_assert(kLead >= sizeof(fuse_in_header) + kOpInSize);
 constexpr std::chrono::milliseconds kTick{10};
 constexpr unsigned kIdleTicks = 100;
 
-// Kicks of one queue in flight at once (see Rings::kick).
-constexpr int kMaxKicks = 2;
-
 // The number of queues the kernel makes: one per possible CPU (num_possible_cpus()), counted
 // from /sys/devices/system/cpu/possible ("0-3", "0,2-3").
 unsigned possible_cpus() {
@@ -139,13 +136,12 @@ void pin_to(unsigned cpu, const cpu_set_t& allowed) noexcept {
     }
 }
 
-// Shared with the kicks, which may outlive the rings (one waits until the unmount).
+// Shared with the kicks, which may outlive the rings (one may wait until the unmount).
 struct Queue {
     unsigned qid = 0;
     std::atomic<unsigned> entries{0};   // registered or about to be
     std::atomic<unsigned> busy{0};      // entries whose request is being served
     std::atomic<std::uint64_t> done{0}; // requests served
-    std::atomic<int> kicks{0};          // kicks in flight
     std::uint64_t seen_done = 0;        // done at the watchdog's last look (its own)
 };
 
@@ -323,12 +319,9 @@ private:
     // for long (questions waiting for an approver) and the program whose request waits makes no
     // other, nothing would commit. A kick is a statfs(2) of the mount point made on the queue's
     // CPU: a request the daemon answers at once, after which its entry takes the next waiting
-    // request. From a thread of its own, which may wait behind them.
+    // request. From a thread of its own, which may wait behind them; one per entry added, so at
+    // most max_entries_.
     void kick(const std::shared_ptr<Queue>& q) noexcept {
-        if (q->kicks.fetch_add(1) >= kMaxKicks) {
-            q->kicks.fetch_sub(1);
-            return;
-        }
         try {
             std::thread t = with_signals_blocked([&] {
                 return std::thread([q, path = mountpoint_, allowed = allowed_] {
@@ -336,12 +329,11 @@ private:
                     struct statfs st {};
 
                     (void)::statfs(path.c_str(), &st);
-                    q->kicks.fetch_sub(1);
                 });
             });
             t.detach(); // it may wait until the unmount; it holds nothing of the rings
         } catch (const std::system_error&) {
-            q->kicks.fetch_sub(1);
+            // no thread: the next entry added kicks again
         }
     }
 
@@ -536,12 +528,13 @@ private:
         watch_cv_.notify_one();
     }
 
-    // Every kTick while requests flow, for each queue that has finished no request since the
-    // last look while some of its entries were busy (one waits: an ask, a lock, a slow disk):
-    // with no free entry, it gets one more (up to max_entries_ in all), which kicks the queue
-    // once registered; with one, it is kicked. So a request left waiting in the kernel behind
-    // them is taken within a tick or two. After kIdleTicks quiet looks the watchdog sleeps until
-    // the next request.
+    // Every kTick while requests flow, a queue whose entries were all busy at the last look and
+    // still are, none having finished a request since (they wait: questions, a lock, a slow
+    // disk), gets one more entry (up to max_entries_ in all), which kicks the queue once
+    // registered. So a request left waiting in the kernel behind them is taken within a tick or
+    // two. Only then can a request be left waiting: an entry that commits takes the next request
+    // waiting in its queue, so while some entry is free none waits. After kIdleTicks quiet
+    // looks the watchdog sleeps until the next request.
     void watch() {
         std::unique_lock<std::mutex> lock(m_);
         unsigned quiet = 0;
@@ -561,11 +554,10 @@ private:
             for (const auto& q : queues_) {
                 const std::uint64_t done = q->done.load();
                 const unsigned busy = q->busy.load();
-                if (busy > 0 && done == q->seen_done) {
+                if (busy > 0 && busy >= q->entries.load() && done == q->seen_done &&
+                    entries_.size() < max_entries_) {
                     std::string why;
-                    if (busy < q->entries.load()) {
-                        kick(q);
-                    } else if (entries_.size() < max_entries_ && !add_entry_locked(q, true, why)) {
+                    if (!add_entry_locked(q, true, why)) {
                         std::fprintf(stderr, "guardfs: cannot add a ring entry: %s\n", why.c_str());
                     }
                 }
