@@ -85,21 +85,34 @@ RuleTable RuleTable::build(std::vector<RuleSpec> specs,
     return t;
 }
 
-GuardMatch RuleTable::match_guard(const Readings& r) const {
+namespace {
+
+// The strongest of the matches `match(view, best)` finds on each reading of r, with the reading
+// that found it (the first of equal verdicts).
+template <typename F>
+GuardMatch strongest_reading(const Readings& r, F&& match) {
     GuardMatch out;
-    if (!has_guard_) {
-        return out;
-    }
     for (const ReadingView& v : r.all()) {
         MatchBest b;
-        guard_floating_.match(v.segs, v.strip, b);
-        guard_anchored_.match(v.segs, v.strip, b);
+        match(v, b);
         if (b.matched() && (!out.matched() || b.verdict > out.best.verdict)) {
             out.best = b;
             out.reading = v.kind;
         }
     }
     return out;
+}
+
+} // namespace
+
+GuardMatch RuleTable::match_guard(const Readings& r) const {
+    if (!has_guard_) {
+        return GuardMatch{};
+    }
+    return strongest_reading(r, [this](const ReadingView& v, MatchBest& b) {
+        guard_floating_.match(v.segs, v.strip, b);
+        guard_anchored_.match(v.segs, v.strip, b);
+    });
 }
 
 void GuardPrefix::reset(std::string_view dir) {
@@ -109,54 +122,40 @@ void GuardPrefix::reset(std::string_view dir) {
 }
 
 GuardMatch RuleTable::match_guard(const Readings& r, GuardPrefix& dir) const {
-    GuardMatch out;
     if (!has_guard_) {
-        return out;
+        return GuardMatch{};
     }
-    for (const ReadingView& v : r.all()) {
-        const auto k = static_cast<std::size_t>(v.kind);
-        MatchBest b;
-        if (v.strip == 0) {
-            if (!dir.ready_[k]) {
-                if (!dir.built_) {
-                    dir.readings_.build(dir.dir_, 0, true); // in Reading order, all four
-                    dir.built_ = true;
-                }
-                const auto lead = dir.readings_.all()[k].segs;
-                dir.lead_[k] = lead.size();
-                dir.floating_[k] = guard_floating_.advance(lead);
-                dir.anchored_[k] = guard_anchored_.advance(lead);
-                dir.ready_[k] = true;
-            }
-            guard_floating_.match_resumed(dir.floating_[k], v.segs, dir.lead_[k], b);
-            guard_anchored_.match_resumed(dir.anchored_[k], v.segs, dir.lead_[k], b);
-        } else {
+    return strongest_reading(r, [this, &dir](const ReadingView& v, MatchBest& b) {
+        if (v.strip != 0) {
             guard_floating_.match(v.segs, v.strip, b);
             guard_anchored_.match(v.segs, v.strip, b);
+            return;
         }
-        if (b.matched() && (!out.matched() || b.verdict > out.best.verdict)) {
-            out.best = b;
-            out.reading = v.kind;
+        const auto k = static_cast<std::size_t>(v.kind);
+        if (!dir.ready_[k]) {
+            if (!dir.built_) {
+                dir.readings_.build(dir.dir_, 0, true); // in Reading order, all four
+                dir.built_ = true;
+            }
+            const auto lead = dir.readings_.all()[k].segs;
+            dir.lead_[k] = lead.size();
+            dir.floating_[k] = guard_floating_.advance(lead);
+            dir.anchored_[k] = guard_anchored_.advance(lead);
+            dir.ready_[k] = true;
         }
-    }
-    return out;
+        guard_floating_.match_resumed(dir.floating_[k], v.segs, dir.lead_[k], b);
+        guard_anchored_.match_resumed(dir.anchored_[k], v.segs, dir.lead_[k], b);
+    });
 }
 
 GuardMatch RuleTable::match_guard_partial(const Readings& r) const {
-    GuardMatch out;
     if (!has_guard_) {
-        return out;
+        return GuardMatch{};
     }
-    for (const ReadingView& v : r.all()) {
-        MatchBest b;
+    return strongest_reading(r, [this](const ReadingView& v, MatchBest& b) {
         guard_floating_.match_partial_at_end(v.segs, v.strip, b);
         guard_anchored_.match_partial_at_end(v.segs, v.strip, b);
-        if (b.matched() && (!out.matched() || b.verdict > out.best.verdict)) {
-            out.best = b;
-            out.reading = v.kind;
-        }
-    }
-    return out;
+    });
 }
 
 MatchBest RuleTable::match_allow(const Readings& r) const {
