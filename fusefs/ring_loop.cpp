@@ -20,16 +20,21 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <liburing.h>
 #include <linux/fuse.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace guardfs::fusefs {
 
@@ -77,6 +82,9 @@ static_assert(kLead >= sizeof(fuse_in_header) + kOpInSize);
 // A watchdog's look, and how many quiet looks make it sleep until the next request.
 constexpr std::chrono::milliseconds kTick{10};
 constexpr unsigned kIdleTicks = 100;
+
+// Looks between two looks at the CPUs' load (Rings::watch_load).
+constexpr unsigned kLoadTicks = 5;
 
 // The number of queues the kernel makes: one per possible CPU (num_possible_cpus()), counted
 // from /sys/devices/system/cpu/possible ("0-3", "0,2-3").
@@ -126,6 +134,80 @@ bool can_wait_idle() {
     return ok;
 }
 
+// Sets the policy of thread `tid` of this process (see set_policy).
+bool set_policy_of(pid_t tid, int policy) noexcept {
+    sched_param none{};
+    return ::syscall(SYS_sched_setscheduler, tid, policy, &none) == 0;
+}
+
+// How long each CPU has been idle, from /proc/stat (idle + iowait, in clock ticks), and in all.
+// Read through a descriptor kept open, from the start each time.
+class CpuIdle {
+public:
+    CpuIdle() : fd_(::open("/proc/stat", O_RDONLY | O_CLOEXEC)) {}
+
+    CpuIdle(const CpuIdle&) = delete;
+    CpuIdle& operator=(const CpuIdle&) = delete;
+
+    ~CpuIdle() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+
+    // Whether some CPU was idle for at least half of the time since the last call (true on the
+    // first call, or when /proc/stat cannot be read: nothing says otherwise).
+    bool some_cpu_idle() {
+        std::array<char, 8192> buf{};
+        const ssize_t n = fd_ >= 0 ? ::pread(fd_, buf.data(), buf.size() - 1, 0) : -1;
+        if (n <= 0) {
+            return true;
+        }
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> now; // (idle, total) per CPU
+        const std::string_view text(buf.data(), static_cast<std::size_t>(n));
+        std::size_t at = 0;
+        while (at < text.size()) {
+            const std::size_t end = std::min(text.find('\n', at), text.size());
+            const std::string_view line = text.substr(at, end - at);
+            at = end + 1;
+            if (line.size() < 4 || line.substr(0, 3) != "cpu" || line[3] == ' ') {
+                continue; // the "cpu " line sums every CPU; others are not CPUs
+            }
+            std::uint64_t idle = 0;
+            std::uint64_t total = 0;
+            std::size_t field = 0;
+            std::size_t p = line.find(' ');
+            while (p != std::string_view::npos && field < 8) {
+                while (p < line.size() && line[p] == ' ') {
+                    ++p;
+                }
+                std::uint64_t v = 0;
+                while (p < line.size() && line[p] >= '0' && line[p] <= '9') {
+                    v = v * 10 + static_cast<std::uint64_t>(line[p] - '0');
+                    ++p;
+                }
+                total += v;
+                idle += (field == 3 || field == 4) ? v : 0; // idle, iowait
+                ++field;
+                p = line.find(' ', p);
+            }
+            now.emplace_back(idle, total);
+        }
+        bool idle_cpu = last_.size() != now.size();
+        for (std::size_t i = 0; i < now.size() && !idle_cpu; ++i) {
+            const std::uint64_t dt = now[i].second - last_[i].second;
+            const std::uint64_t di = now[i].first - last_[i].first;
+            idle_cpu = dt > 0 && 2 * di >= dt;
+        }
+        last_ = std::move(now);
+        return idle_cpu;
+    }
+
+private:
+    int fd_;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> last_;
+};
+
 // Binds the calling thread to `cpu`, if the process may run there (`allowed`).
 void pin_to(unsigned cpu, const cpu_set_t& allowed) noexcept {
     if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) {
@@ -142,6 +224,7 @@ struct Queue {
     std::atomic<unsigned> entries{0};   // registered or about to be
     std::atomic<unsigned> busy{0};      // entries whose request is being served
     std::atomic<std::uint64_t> done{0}; // requests served
+    std::atomic<bool> grow{false};      // a request for the disk took its last free entry
     std::uint64_t seen_done = 0;        // done at the watchdog's last look (its own)
 };
 
@@ -159,6 +242,7 @@ struct Entry {
     bool thread_started = false;
     std::atomic<bool> waiting{false}; // in (or about to enter) the wait for a request
     std::atomic<bool> stopped{false}; // has left its loop
+    std::atomic<pid_t> tid{0};        // its thread's id, once it runs
 
     char* payload() const noexcept { return area + kLead; }
 
@@ -204,7 +288,8 @@ public:
     // enough for a program's stream of requests: a release or readahead that overlaps the next
     // request waits for the entry's commit, which hands it over at once, to the same thread.
     bool prepare(std::string& why) {
-        idle_while_waiting_.store(can_wait_idle());
+        may_wait_idle_ = online_cpus() > 1 && can_wait_idle();
+        idle_while_waiting_.store(may_wait_idle_);
         std::lock_guard<std::mutex> lock(m_);
         for (const auto& q : queues_) {
             if (!add_entry_locked(q, false, why)) {
@@ -383,7 +468,8 @@ private:
             }
             const int rc = ::io_uring_submit_and_wait(&e.ring, 1);
             if (idle && !set_policy(SCHED_OTHER)) {
-                idle_while_waiting_.store(false); // cannot be: checked at the start
+                may_wait_idle_ = false; // cannot be: checked at the start
+                idle_while_waiting_.store(false);
                 std::fprintf(stderr, "guardfs: a ring thread could not leave SCHED_IDLE\n");
             }
             e.waiting.store(false);
@@ -420,6 +506,14 @@ private:
         char* msg = e.payload() - sizeof in - fixed;
         std::memcpy(msg, &in, sizeof in);
         std::memcpy(msg + sizeof in, h.op_in.data(), fixed);
+        // Readahead and large writes come several at once and wait on the disk: one that takes
+        // the queue's last free entry has the watchdog add one now, so that the next is not
+        // left waiting for this one (the kernel hands a request only to a free entry or one
+        // that commits).
+        if (e.queue->busy.load() >= e.queue->entries.load() && may_wait_on_disk(msg, in.len) &&
+            !e.queue->grow.exchange(true)) {
+            wake_watchdog();
+        }
         serve_ring_request(se_, e.reply, msg, in.len);
         h.ent.payload_sz = e.reply.payload_size;
     }
@@ -457,6 +551,7 @@ private:
 
     void run(Entry& e) {
         Queue& q = *e.queue;
+        e.tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
         pin_to(q.qid, allowed_);
         {
             std::unique_lock<std::mutex> lock(m_);
@@ -528,6 +623,34 @@ private:
         watch_cv_.notify_one();
     }
 
+    // Every kLoadTicks: ring threads wait under SCHED_IDLE only while some CPU was idle half the
+    // time or more. That is when the reply would move the program to it (the reason for the
+    // idle wait); on CPUs that are all busy, a SCHED_IDLE thread waits for every other program
+    // before it may serve a request (a cold 512 MiB read through the mount took over 30 s
+    // beside four busy loops, 1.9 s on /dev/fuse). Threads waiting under SCHED_IDLE when the
+    // CPUs become busy are put back under SCHED_OTHER at once. Called with m_ held.
+    void watch_load() {
+        if (!may_wait_idle_ || ++load_ticks_ < kLoadTicks) {
+            return;
+        }
+        load_ticks_ = 0;
+        const bool idle_cpu = cpu_idle_.some_cpu_idle();
+        idle_while_waiting_.store(idle_cpu);
+        if (!idle_cpu) {
+            for (const auto& e : entries_) {
+                if (const pid_t tid = e->tid.load(); tid > 0 && !e->stopped.load()) {
+                    set_policy_of(tid, SCHED_OTHER);
+                }
+            }
+        }
+    }
+
+    // Whether some queue asked for an entry now (Queue::grow).
+    bool growth_asked() const noexcept {
+        return std::any_of(queues_.begin(), queues_.end(),
+                           [](const auto& q) { return q->grow.load(); });
+    }
+
     // Every kTick while requests flow, a queue whose entries were all busy at the last look and
     // still are, none having finished a request since (they wait: questions, a lock, a slow
     // disk), gets one more entry (up to max_entries_ in all), which kicks the queue once
@@ -544,11 +667,20 @@ private:
                 for (const auto& q : queues_) {
                     q->seen_done = q->done.load();
                 }
+                (void)cpu_idle_.some_cpu_idle(); // a fresh start for the next look at the load
+                load_ticks_ = 0;
                 continue;
             }
-            watch_cv_.wait_for(lock, kTick, [&] { return exiting_.load(); });
+            watch_cv_.wait_for(lock, kTick, [&] { return exiting_.load() || growth_asked(); });
             if (exiting_.load()) {
                 break;
+            }
+            for (const auto& q : queues_) {
+                std::string why;
+                if (q->grow.exchange(false) && entries_.size() < max_entries_ &&
+                    !add_entry_locked(q, true, why)) {
+                    std::fprintf(stderr, "guardfs: cannot add a ring entry: %s\n", why.c_str());
+                }
             }
             bool active = false;
             for (const auto& q : queues_) {
@@ -564,6 +696,7 @@ private:
                 active = active || busy > 0 || done != q->seen_done;
                 q->seen_done = done;
             }
+            watch_load();
             quiet = active ? 0 : quiet + 1;
             if (quiet >= kIdleTicks) {
                 watch_idle_.store(true);
@@ -587,8 +720,12 @@ private:
     std::atomic<bool> exiting_{false};
     std::atomic<bool> watch_idle_{true}; // the watchdog sleeps until the next request
     std::atomic<bool> reported_{false};  // "on" or "off" was said
-    // Ring threads wait for their next request under SCHED_IDLE (can_wait_idle()).
+    // Ring threads wait for their next request under SCHED_IDLE (can_wait_idle(), and more than
+    // one CPU) while some CPU is mostly idle: the watchdog decides (watch_load()).
+    bool may_wait_idle_ = false;
     std::atomic<bool> idle_while_waiting_{false};
+    CpuIdle cpu_idle_;        // the watchdog's
+    unsigned load_ticks_ = 0; // ticks since the watchdog last looked at the CPUs
     std::thread watchdog_;
 };
 

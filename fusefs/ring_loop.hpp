@@ -10,7 +10,9 @@
 // scheduler moves a woken task to an idle CPU rather than wait for a busy one: the program went
 // to the other CPU after every reply, and each move woke a halted CPU (30-40 µs on the VM). A CPU
 // that runs only SCHED_IDLE threads counts as idle, so the program stays. Only where the daemon
-// may return to SCHED_OTHER (root, CAP_SYS_NICE or RLIMIT_NICE); two system calls a request.
+// may return to SCHED_OTHER (root, CAP_SYS_NICE or RLIMIT_NICE), and only while some CPU is
+// mostly idle (on busy CPUs a SCHED_IDLE thread would wait for every other program); two
+// system calls a request.
 //
 // A thread whose request waits (an approver's answer, a lock, a slow disk) keeps its entry; the
 // queue's other entries serve the CPU meanwhile. A watchdog looks every 10 ms while requests

@@ -6,6 +6,7 @@
 // through instrumented frames, which AddressSanitizer's stack bookkeeping does not survive.)
 #pragma once
 
+#include <cstddef>
 #include <initializer_list>
 
 #include <signal.h>
@@ -32,6 +33,16 @@ auto with_signals_blocked(F start) {
 inline int wake_signal() noexcept {
     return SIGRTMIN;
 }
+
+// Requests that may keep their thread waiting on the disk: data moved in bulk (a READ or WRITE
+// of 64 KiB or more: readahead, large writes), FSYNC, FSYNCDIR, FALLOCATE, COPY_FILE_RANGE.
+// Several run at once as the disk can serve them, so a loop makes sure one does not leave
+// the next waiting for its thread. `msg` is the request as the kernel sent it (fuse_in_header
+// first), `len` its length; false for anything shorter than a header.
+bool may_wait_on_disk(const void* msg, std::size_t len) noexcept;
+
+// The CPUs online now (at least 1).
+unsigned online_cpus() noexcept;
 
 // Installs the do-nothing handler for wake_signal(), without SA_RESTART (the wait must end).
 // Returns the previous disposition in `old` when given.

@@ -42,44 +42,6 @@ struct Worker {
     Pool* pool = nullptr;
 };
 
-// Requests that may keep their worker waiting on the disk: data moved in bulk (readahead,
-// large writes), fsync, fallocate, copy_file_range. Several of them run at once, as the disk
-// can serve them, so one that leaves no one reading has another woken first.
-bool may_wait_on_disk(const fuse_buf& buf) noexcept {
-    constexpr std::uint32_t kBulk = 64 * 1024;
-    fuse_in_header h{};
-    if (buf.mem == nullptr || buf.size < sizeof h) {
-        return false;
-    }
-    std::memcpy(&h, buf.mem, sizeof h);
-    const char* body = static_cast<const char*>(buf.mem) + sizeof h;
-    const std::size_t body_len = buf.size - sizeof h;
-    std::uint32_t size = 0;
-    switch (h.opcode) {
-    case FUSE_READ:
-    case FUSE_WRITE:
-        static_assert(offsetof(fuse_read_in, size) == offsetof(fuse_write_in, size));
-        if (body_len >= offsetof(fuse_read_in, size) + sizeof size) {
-            std::memcpy(&size, body + offsetof(fuse_read_in, size), sizeof size);
-        }
-        return size >= kBulk;
-    case FUSE_FSYNC:
-    case FUSE_FSYNCDIR:
-    case FUSE_FALLOCATE:
-    case FUSE_COPY_FILE_RANGE:
-        return true;
-    default:
-        return false;
-    }
-}
-
-void on_wake_signal(int /*sig*/) {}
-
-unsigned online_cpus() noexcept {
-    const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? static_cast<unsigned>(n) : 1U;
-}
-
 class Pool {
 public:
     Pool(fuse_session* se, unsigned max_threads)
@@ -228,7 +190,7 @@ private:
                 // No one may be left reading now. Most requests take microseconds and the next
                 // one waits in the kernel meanwhile; one that takes longer is the watchdog's.
                 // One that will likely wait on the disk has another reader woken at once.
-                if (readers_ == 0 && may_wait_on_disk(w.buf)) {
+                if (readers_ == 0 && may_wait_on_disk(w.buf.mem, w.buf.size)) {
                     add_reader_locked();
                 }
                 ++busy_;
@@ -310,15 +272,6 @@ private:
 };
 
 } // namespace
-
-void install_wake_handler(struct sigaction* old) noexcept {
-    struct sigaction wake {};
-
-    wake.sa_handler = &on_wake_signal;
-    ::sigemptyset(&wake.sa_mask);
-    wake.sa_flags = 0; // no SA_RESTART: the wait must end
-    ::sigaction(wake_signal(), &wake, old);
-}
 
 int run_workers(fuse_session* se, unsigned max_threads) {
     Pool pool(se, max_threads);
