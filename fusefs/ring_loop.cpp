@@ -243,6 +243,7 @@ struct Entry {
     std::atomic<bool> waiting{false}; // in (or about to enter) the wait for a request
     std::atomic<bool> stopped{false}; // has left its loop
     std::atomic<pid_t> tid{0};        // its thread's id, once it runs
+    std::uint32_t last_cmd = 0;       // the command prepared last (sent again on EAGAIN)
 
     char* payload() const noexcept { return area + kLead; }
 
@@ -288,8 +289,8 @@ public:
     // enough for a program's stream of requests: a release or readahead that overlaps the next
     // request waits for the entry's commit, which hands it over at once, to the same thread.
     bool prepare(std::string& why) {
-        may_wait_idle_ = online_cpus() > 1 && can_wait_idle();
-        idle_while_waiting_.store(may_wait_idle_);
+        may_wait_idle_.store(online_cpus() > 1 && can_wait_idle());
+        idle_while_waiting_.store(may_wait_idle_.load());
         std::lock_guard<std::mutex> lock(m_);
         for (const auto& q : queues_) {
             if (!add_entry_locked(q, false, why)) {
@@ -445,6 +446,7 @@ private:
             sqe->addr = reinterpret_cast<std::uintptr_t>(e.iov.data()); // NOLINT: the ABI's u64
             sqe->len = static_cast<std::uint32_t>(e.iov.size());
         }
+        e.last_cmd = op;
         CmdReq cmd{};
         cmd.commit_id = commit_id;
         cmd.qid = static_cast<std::uint16_t>(e.queue->qid);
@@ -468,7 +470,7 @@ private:
             }
             const int rc = ::io_uring_submit_and_wait(&e.ring, 1);
             if (idle && !set_policy(SCHED_OTHER)) {
-                may_wait_idle_ = false; // cannot be: checked at the start
+                may_wait_idle_.store(false); // cannot be: checked at the start
                 idle_while_waiting_.store(false);
                 std::fprintf(stderr, "guardfs: a ring thread could not leave SCHED_IDLE\n");
             }
@@ -480,7 +482,7 @@ private:
             if (::io_uring_peek_cqe(&e.ring, &cqe) == 0 && cqe != nullptr) {
                 const int res = cqe->res;
                 ::io_uring_cqe_seen(&e.ring, cqe);
-                return res;
+                return res == -EINTR ? -EAGAIN : res; // -EINTR is kept for "stopping"
             }
         }
     }
@@ -567,7 +569,9 @@ private:
         int res = 0;
         while ((res = submit_and_wait(e)) != -EINTR) {
             if (res == -EAGAIN) {
-                prepare_command(e, kCmdCommitAndFetch, e.header->ent.commit_id); // again
+                // Not taken (the kernel asks for it again): the same command.
+                prepare_command(e, e.last_cmd,
+                                e.last_cmd == kCmdRegister ? 0 : e.header->ent.commit_id);
                 continue;
             }
             if (res == -ENOTCONN || res == -ECONNABORTED) {
@@ -630,7 +634,7 @@ private:
     // beside four busy loops, 1.9 s on /dev/fuse). Threads waiting under SCHED_IDLE when the
     // CPUs become busy are put back under SCHED_OTHER at once. Called with m_ held.
     void watch_load() {
-        if (!may_wait_idle_ || ++load_ticks_ < kLoadTicks) {
+        if (!may_wait_idle_.load() || ++load_ticks_ < kLoadTicks) {
             return;
         }
         load_ticks_ = 0;
@@ -722,7 +726,7 @@ private:
     std::atomic<bool> reported_{false};  // "on" or "off" was said
     // Ring threads wait for their next request under SCHED_IDLE (can_wait_idle(), and more than
     // one CPU) while some CPU is mostly idle: the watchdog decides (watch_load()).
-    bool may_wait_idle_ = false;
+    std::atomic<bool> may_wait_idle_{false};
     std::atomic<bool> idle_while_waiting_{false};
     CpuIdle cpu_idle_;        // the watchdog's
     unsigned load_ticks_ = 0; // ticks since the watchdog last looked at the CPUs
