@@ -4,6 +4,8 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 
 namespace guardfs::patterns {
@@ -50,9 +52,11 @@ void fold_into(std::string_view s, std::string& out) {
         }
     }
     if (ascii) {
-        for (const char c : s) {
-            out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-        }
+        const std::size_t at = out.size();
+        out.resize(at + s.size());
+        std::transform(
+            s.begin(), s.end(), out.begin() + static_cast<std::ptrdiff_t>(at),
+            [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
         return;
     }
     // Split into maximal well-formed runs; copy each ill-formed byte as it is.

@@ -3,6 +3,9 @@
 
 #include "patterns/fold.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 namespace guardfs::patterns {
 
 const char* to_string(Reading r) noexcept {
@@ -44,11 +47,45 @@ std::size_t split_backslash(std::span<const std::string_view> in, std::size_t st
     return out_strip;
 }
 
+struct SegmentBytes {
+    bool fold = false;      // a capital A-Z or a byte of 0x80 or more
+    bool backslash = false; // a '\\'
+};
+
+// What the bytes of one segment hold, eight at a time (SWAR: a byte's top bit says it holds one).
+SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+    std::uint64_t fold = 0;
+    std::uint64_t backslash = 0;
+    std::size_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, s + k, sizeof w);
+        // For a byte b below 0x80, b + (0x80 - 'A') has its top bit set iff b >= 'A', and
+        // b + (0x80 - 'Z' - 1) iff b > 'Z'; no carry crosses bytes. A byte of 0x80 or more is
+        // counted by w itself, whatever the sums do around it.
+        fold |= w | ((w + (0x80 - 'A') * kOnes) & ~(w + (0x80 - 'Z' - 1) * kOnes));
+        // A zero byte in w ^ '\\'...: (v - 1) & ~v has its top bit set in a zero byte (and
+        // perhaps above one: only "any" is asked).
+        const std::uint64_t v = w ^ (kOnes * '\\');
+        backslash |= (v - kOnes) & ~v;
+    }
+    SegmentBytes seen{(fold & kHigh) != 0, (backslash & kHigh) != 0};
+    for (; k < len; ++k) {
+        const unsigned c = s[k];
+        seen.fold = seen.fold || c >= 0x80U || c - 'A' < 26U;
+        seen.backslash = seen.backslash || c == '\\';
+    }
+    return seen;
+}
+
 } // namespace
 
 void Readings::build(std::string_view path, std::size_t strip_raw, bool every_reading) {
     raw_.clear();
     views_.clear();
+    to_fold_.clear();
     // One pass: the segments, and whether any needs folding or holds a backslash.
     bool any_fold = false;
     bool any_backslash = false;
@@ -60,18 +97,20 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
             ++i;
         }
         const std::size_t start = i;
-        unsigned folds = 0;
-        unsigned backslash = 0;
-        while (i < n && p[i] != '/') {
-            const unsigned c = p[i];
-            folds |= static_cast<unsigned>(c >= 0x80U) | static_cast<unsigned>(c - 'A' < 26U);
-            backslash |= static_cast<unsigned>(c == '\\');
-            ++i;
-        }
+        const void* slash = i < n ? std::memchr(p + i, '/', n - i) : nullptr;
+        i = slash != nullptr
+                ? static_cast<std::size_t>(static_cast<const unsigned char*>(slash) - p)
+                : n;
+        const SegmentBytes seen = scan_segment(p + start, i - start);
+        const bool folds = seen.fold;
+        const bool backslash = seen.backslash;
         if (i > start) {
             raw_.push_back(path.substr(start, i - start));
-            any_fold = any_fold || folds != 0;
-            any_backslash = any_backslash || backslash != 0;
+            if (folds) {
+                to_fold_.push_back(raw_.size() - 1);
+            }
+            any_fold = any_fold || folds;
+            any_backslash = any_backslash || backslash;
         }
     }
     strip_raw_ = std::min(strip_raw, raw_.size());
@@ -79,17 +118,19 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     any_fold = any_fold || every_reading;
     any_backslash = any_backslash || every_reading;
     if (any_fold) {
+        // A segment of ASCII bytes without capitals folds to itself: its view is the raw one.
+        // Only the others are folded, into one buffer (views made once it stops growing).
+        folded_.assign(raw_.begin(), raw_.end());
         folded_buf_.clear();
         offsets_.clear();
-        for (const auto s : raw_) {
+        for (const std::size_t k : to_fold_) {
             offsets_.push_back(folded_buf_.size());
-            fold_into(s, folded_buf_);
+            fold_into(raw_[k], folded_buf_);
         }
         offsets_.push_back(folded_buf_.size());
-        folded_.clear();
-        for (std::size_t k = 0; k < raw_.size(); ++k) {
-            folded_.push_back(
-                std::string_view(folded_buf_).substr(offsets_[k], offsets_[k + 1] - offsets_[k]));
+        for (std::size_t j = 0; j < to_fold_.size(); ++j) {
+            folded_[to_fold_[j]] =
+                std::string_view(folded_buf_).substr(offsets_[j], offsets_[j + 1] - offsets_[j]);
         }
         views_.push_back(ReadingView{Reading::Folded, folded_, strip_raw_});
     }

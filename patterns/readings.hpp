@@ -44,6 +44,7 @@ private:
     std::vector<std::string_view> bs_folded_;
     std::string folded_buf_;
     std::vector<std::size_t> offsets_;
+    std::vector<std::size_t> to_fold_; // raw segments with a capital or a non-ASCII byte
     std::vector<ReadingView> views_;
     std::size_t strip_raw_ = 0;
 };

@@ -1,0 +1,135 @@
+// The readings of a path (design §2): the raw segments, the folded reading segment by segment,
+// and the backslash readings. Checked against folding each raw segment on its own, with one
+// Readings object reused from path to path as the judge reuses it.
+#include "patterns/fold.hpp"
+#include "patterns/readings.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+using namespace guardfs::patterns;
+
+namespace {
+
+std::vector<std::string> copy(std::span<const std::string_view> segs) {
+    return {segs.begin(), segs.end()};
+}
+
+std::vector<std::string> folded_each(std::span<const std::string_view> segs) {
+    std::vector<std::string> out;
+    for (const auto s : segs) {
+        out.push_back(fold(s));
+    }
+    return out;
+}
+
+const ReadingView* find(const Readings& r, Reading kind) {
+    for (const auto& v : r.all()) {
+        if (v.kind == kind) {
+            return &v;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("the folded reading folds each segment that needs it and keeps the others",
+          "[patterns][readings]") {
+    Readings r; // reused: each build starts afresh
+    const std::vector<std::string> paths = {
+        "/var/tmp/ws/cmake-3.25/Modules/FindBoost.cmake",
+        "/home/u/.SSH/id_rsa",
+        "/w/caf\xC3\xA9/CAFE\xCC\x81/x",
+        "/Upper/lower/Upper",
+        "/h/\xFF/.SSH/id",
+        "/all/lower/case",
+        "/w/.CLAUDE\\SETTINGS.json",
+        "/A",
+    };
+    for (const bool every : {false, true}) {
+        for (const auto& path : paths) {
+            CAPTURE(path, every);
+            r.build(path, 1, every);
+            const auto raw = copy(r.raw());
+            const ReadingView* folded = find(r, Reading::Folded);
+            const bool needs = every || needs_fold(path);
+            REQUIRE((folded != nullptr) == needs);
+            if (folded != nullptr) {
+                CHECK(copy(folded->segs) == folded_each(r.raw()));
+                CHECK(folded->strip == 1);
+            }
+            const ReadingView* fbs = find(r, Reading::FoldedBackslash);
+            if (fbs != nullptr) {
+                std::vector<std::string> want;
+                for (const auto& s : folded_each(r.raw())) {
+                    std::size_t k = 0;
+                    while (k <= s.size()) {
+                        const std::size_t e = std::min(s.find('\\', k), s.size());
+                        if (e > k) {
+                            want.push_back(s.substr(k, e - k));
+                        }
+                        k = e + 1;
+                    }
+                }
+                CHECK(copy(fbs->segs) == want);
+            }
+            CHECK(raw == copy(r.all().front().segs));
+        }
+    }
+}
+
+TEST_CASE("folding an ASCII name lowers its capitals only and appends", "[patterns][fold]") {
+    std::string out = "kept/";
+    fold_into("Modules-X_Y.Z@9", out);
+    CHECK(out == "kept/modules-x_y.z@9");
+    fold_into("", out);
+    CHECK(out == "kept/modules-x_y.z@9");
+}
+
+TEST_CASE("which readings a path gets follows its bytes, wherever they stand in a segment",
+          "[patterns][readings]") {
+    // The bytes at the edges of the ranges the scan looks for ('@' and '[' around the
+    // capitals, 0x7F and 0x80 around ASCII), in segments long and short, at every offset.
+    const std::string alphabet = std::string("aZAz\\/@[`{\x7F") + "\x80\xC3\xA9\xFF";
+    std::uint32_t state = 12345;
+    auto next = [&state] {
+        state = state * 1103515245U + 12345U;
+        return state >> 16;
+    };
+    Readings r;
+    for (int round = 0; round < 4000; ++round) {
+        std::string path = "/";
+        const unsigned len = next() % 40;
+        for (unsigned k = 0; k < len; ++k) {
+            // Mostly plain lower-case letters, so that the bytes looked for stand alone.
+            path += next() % 4 == 0 ? alphabet[next() % alphabet.size()]
+                                    : static_cast<char>('a' + next() % 26);
+        }
+        const bool every = round % 5 == 0;
+        CAPTURE(path, every);
+        r.build(path, 0, every);
+        std::vector<std::string> want_raw;
+        for (std::size_t k = 0; k <= path.size();) {
+            const std::size_t e = std::min(path.find('/', k), path.size());
+            if (e > k) {
+                want_raw.push_back(path.substr(k, e - k));
+            }
+            k = e + 1;
+        }
+        REQUIRE(copy(r.raw()) == want_raw);
+        const bool folds = every || needs_fold(path);
+        const bool backslash = every || path.find('\\') != std::string::npos;
+        REQUIRE((find(r, Reading::Folded) != nullptr) == folds);
+        REQUIRE((find(r, Reading::Backslash) != nullptr) == backslash);
+        REQUIRE((find(r, Reading::FoldedBackslash) != nullptr) == (folds && backslash));
+        if (folds) {
+            CHECK(copy(find(r, Reading::Folded)->segs) == folded_each(r.raw()));
+        }
+    }
+}
