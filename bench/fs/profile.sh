@@ -14,7 +14,8 @@
 # POLICY: "empty", "rec" (built-in recommended), "rec+1000" (fsbench's recommended policy plus
 # 1,000 deny rows) or a policy file. perf mode ends with the share of the daemon's samples
 # spent in the guard's own code (namespaces guard, patterns, dataroot), the part a policy can
-# change. Environment: N (files,
+# change. Environment: WORKLOAD ("meta", the default; or "untar": untar and rm -rf of
+# /usr/share/cmake-3.25, UNTARS times, default 3), N (files,
 # default 2000 for callgrind, 10000 for perf), APPENDS (open/append/close loop, default N),
 # OUT (output directory, default /var/tmp/fsprof-<tool>-<policy>), GUARDFS (binary, default
 # build/guardfs, copied first so a concurrent rebuild does not change it).
@@ -91,8 +92,22 @@ else
     exit 2
 fi
 
+WORKLOAD=${WORKLOAD:-meta}
+UNTARS=${UNTARS:-3}
+tarball="$OUT/tree.tar"
+if [ "$WORKLOAD" = untar ]; then
+    # Without its one test key (`*.pfx`), which the recommended policy guards (as fsbench).
+    tar -C /usr/share --exclude="*.pfx" -cf "$tarball" cmake-3.25
+fi
+
 cd "$ws"
 start=$(date +%s.%N)
+if [ "$WORKLOAD" = untar ]; then
+    for _ in $(seq "$UNTARS"); do
+        tar -xf "$tarball"
+        rm -rf cmake-3.25
+    done
+else
 python3 -I -S - "$N" "$APPENDS" <<'EOF'
 import os, sys, subprocess
 n, appends = int(sys.argv[1]), int(sys.argv[2])
@@ -116,9 +131,14 @@ for _ in range(appends):
     fd = os.open("append.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.write(fd, b"y" * 99 + b"\n"); os.close(fd)
 EOF
+fi
 end=$(date +%s.%N)
 cd /
-echo "workload: $N files create/stat x3/rename/unlink + $APPENDS open/append/close: $(echo "$end - $start" | bc) s (under $tool)"
+if [ "$WORKLOAD" = untar ]; then
+    echo "workload: $UNTARS x (untar + rm -rf of /usr/share/cmake-3.25): $(echo "$end - $start" | bc) s (under $tool)"
+else
+    echo "workload: $N files create/stat x3/rename/unlink + $APPENDS open/append/close: $(echo "$end - $start" | bc) s (under $tool)"
+fi
 
 if [ "$tool" = perf ]; then
     kill -INT "$perfpid"; wait "$perfpid" || true; perfpid=""
