@@ -27,8 +27,9 @@ public:
     // Splits path on '/', and builds the other readings only where they differ from the raw one
     // (all four in order, Raw, Folded, Backslash, FoldedBackslash, with `every_reading`).
     // strip_raw is the number of leading raw segments that lie inside a data root (0 for none).
-    // The views returned below stay valid until the next build() or the object's destruction;
-    // they do not point into `path`'s storage only if the caller keeps `path` alive too.
+    // The views returned below stay valid until the next build() or the object's destruction,
+    // and only while `path`'s storage lives: raw segments, and folded ones that fold to
+    // themselves, are views of it.
     void build(std::string_view path, std::size_t strip_raw, bool every_reading = false);
 
     [[nodiscard]] std::span<const ReadingView> all() const noexcept { return views_; }
