@@ -105,14 +105,17 @@ GuardMatch strongest_reading(const Readings& r, F&& match) {
 
 } // namespace
 
+void RuleTable::match_guard_view(const ReadingView& v, MatchBest& b) const {
+    guard_floating_.match(v.segs, v.strip, b);
+    guard_anchored_.match(v.segs, v.strip, b);
+}
+
 GuardMatch RuleTable::match_guard(const Readings& r) const {
     if (!has_guard_) {
         return GuardMatch{};
     }
-    return strongest_reading(r, [this](const ReadingView& v, MatchBest& b) {
-        guard_floating_.match(v.segs, v.strip, b);
-        guard_anchored_.match(v.segs, v.strip, b);
-    });
+    return strongest_reading(
+        r, [this](const ReadingView& v, MatchBest& b) { match_guard_view(v, b); });
 }
 
 void GuardPrefix::reset(std::string_view dir) {
@@ -127,8 +130,7 @@ GuardMatch RuleTable::match_guard(const Readings& r, GuardPrefix& dir) const {
     }
     return strongest_reading(r, [this, &dir](const ReadingView& v, MatchBest& b) {
         if (v.strip != 0) {
-            guard_floating_.match(v.segs, v.strip, b);
-            guard_anchored_.match(v.segs, v.strip, b);
+            match_guard_view(v, b); // the directory's state is for strip 0
             return;
         }
         const auto k = static_cast<std::size_t>(v.kind);

@@ -87,6 +87,9 @@ public:
     [[nodiscard]] bool has_allow_rules() const noexcept { return has_allow_; }
 
 private:
+    // The deny/ask rows matched on one reading, walked from its start.
+    void match_guard_view(const ReadingView& v, MatchBest& b) const;
+
     std::vector<Rule> rules_;
     SegmentTrie guard_floating_{false};
     SegmentTrie guard_anchored_{true};
