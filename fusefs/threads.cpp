@@ -1,4 +1,4 @@
-// The serving threads' wake signal; see threads.hpp.
+// What the request-serving threads share; see threads.hpp.
 #include "fusefs/threads.hpp"
 
 #include <cstdint>

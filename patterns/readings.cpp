@@ -101,16 +101,14 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
         i = slash != nullptr
                 ? static_cast<std::size_t>(static_cast<const unsigned char*>(slash) - p)
                 : n;
-        const SegmentBytes seen = scan_segment(p + start, i - start);
-        const bool folds = seen.fold;
-        const bool backslash = seen.backslash;
         if (i > start) {
+            const SegmentBytes seen = scan_segment(p + start, i - start);
             raw_.push_back(path.substr(start, i - start));
-            if (folds) {
+            if (seen.fold) {
                 to_fold_.push_back(raw_.size() - 1);
             }
-            any_fold = any_fold || folds;
-            any_backslash = any_backslash || backslash;
+            any_fold = any_fold || seen.fold;
+            any_backslash = any_backslash || seen.backslash;
         }
     }
     strip_raw_ = std::min(strip_raw, raw_.size());
