@@ -245,7 +245,12 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
     patterns::GuardPrefix* dir =
         p.write.has_guard_rules() ? dir_memo().find(ctx, pv.path) : nullptr;
     Readings& r = scratch_readings();
-    r.build(pv.path, 0);
+    if (dir != nullptr) {
+        // Only the last name is read; the directory's segments come from its memo.
+        r.build_below(dir->readings(), std::string_view(pv.path).substr(dir->dir().size() + 1));
+    } else {
+        r.build(pv.path, 0);
+    }
     Decision d = judge_readings(ctx, r, t, pv, dir);
     if (d.tier == Tier::None) {
         return d; // nothing matched: the data root is never consulted

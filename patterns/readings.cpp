@@ -3,6 +3,7 @@
 
 #include "patterns/fold.hpp"
 
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 
@@ -24,6 +25,18 @@ const char* to_string(Reading r) noexcept {
 
 namespace {
 
+// Appends the non-empty parts of s between backslashes to out.
+void append_backslash_parts(std::string_view s, std::vector<std::string_view>& out) {
+    std::size_t k = 0;
+    while (k <= s.size()) {
+        const std::size_t e = std::min(s.find('\\', k), s.size());
+        if (e > k) {
+            out.push_back(s.substr(k, e - k));
+        }
+        k = e + 1;
+    }
+}
+
 // Splits each segment of in at '\' into out (empty parts dropped); returns how many parts the
 // first `strip` segments produced.
 std::size_t split_backslash(std::span<const std::string_view> in, std::size_t strip,
@@ -31,15 +44,7 @@ std::size_t split_backslash(std::span<const std::string_view> in, std::size_t st
     out.clear();
     std::size_t out_strip = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
-        std::string_view s = in[i];
-        std::size_t k = 0;
-        while (k <= s.size()) {
-            const std::size_t e = std::min(s.find('\\', k), s.size());
-            if (e > k) {
-                out.push_back(s.substr(k, e - k));
-            }
-            k = e + 1;
-        }
+        append_backslash_parts(in[i], out);
         if (i + 1 == strip) {
             out_strip = out.size();
         }
@@ -113,6 +118,8 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     }
     strip_raw_ = std::min(strip_raw, raw_.size());
     views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
+    any_fold_ = any_fold;
+    any_backslash_ = any_backslash;
     any_fold = any_fold || every_reading;
     any_backslash = any_backslash || every_reading;
     if (any_fold) {
@@ -138,6 +145,47 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
         if (any_fold) {
             const std::size_t s2 = split_backslash(folded_, strip_raw_, bs_folded_);
             views_.push_back(ReadingView{Reading::FoldedBackslash, bs_folded_, s2});
+        }
+    }
+}
+
+void Readings::build_below(const Readings& dir, std::string_view name) {
+    // A directory built with every_reading holds all four readings, in order; its flags say
+    // which of them a path below it needs when the name needs none.
+    assert(dir.views_.size() == 4);
+    views_.clear();
+    to_fold_.clear();
+    strip_raw_ = 0;
+    raw_.assign(dir.raw_.begin(), dir.raw_.end());
+    SegmentBytes seen;
+    if (!name.empty()) {
+        seen = scan_segment(reinterpret_cast<const unsigned char*>(name.data()), name.size());
+        raw_.push_back(name);
+    }
+    any_fold_ = dir.any_fold_ || seen.fold;
+    any_backslash_ = dir.any_backslash_ || seen.backslash;
+    views_.push_back(ReadingView{Reading::Raw, raw_, 0});
+    std::string_view folded_name = name;
+    if (seen.fold) {
+        folded_buf_.clear();
+        fold_into(name, folded_buf_);
+        folded_name = folded_buf_;
+    }
+    if (any_fold_) {
+        folded_.assign(dir.folded_.begin(), dir.folded_.end());
+        if (!name.empty()) {
+            folded_.push_back(folded_name);
+        }
+        views_.push_back(ReadingView{Reading::Folded, folded_, 0});
+    }
+    if (any_backslash_) {
+        bs_raw_.assign(dir.bs_raw_.begin(), dir.bs_raw_.end());
+        append_backslash_parts(name, bs_raw_);
+        views_.push_back(ReadingView{Reading::Backslash, bs_raw_, 0});
+        if (any_fold_) {
+            bs_folded_.assign(dir.bs_folded_.begin(), dir.bs_folded_.end());
+            append_backslash_parts(folded_name, bs_folded_);
+            views_.push_back(ReadingView{Reading::FoldedBackslash, bs_folded_, 0});
         }
     }
 }

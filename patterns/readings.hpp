@@ -32,6 +32,12 @@ public:
     // themselves, are views of it.
     void build(std::string_view path, std::size_t strip_raw, bool every_reading = false);
 
+    // The same as build(dir_path + "/" + name, 0), where `dir` was built from dir_path with
+    // every_reading and `name` holds no '/': the directory's segments are copied, not scanned
+    // again, and only the name is read. The views point into `dir` and `name` as well, and
+    // stay valid only while both do (and `dir` is not built again).
+    void build_below(const Readings& dir, std::string_view name);
+
     [[nodiscard]] std::span<const ReadingView> all() const noexcept { return views_; }
 
     [[nodiscard]] std::span<const std::string_view> raw() const noexcept { return raw_; }
@@ -48,6 +54,8 @@ private:
     std::vector<std::size_t> to_fold_; // raw segments with a capital or a non-ASCII byte
     std::vector<ReadingView> views_;
     std::size_t strip_raw_ = 0;
+    bool any_fold_ = false;      // some segment needs folding (every_reading aside)
+    bool any_backslash_ = false; // some segment holds a backslash (every_reading aside)
 };
 
 } // namespace guardfs::patterns

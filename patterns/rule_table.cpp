@@ -120,7 +120,7 @@ GuardMatch RuleTable::match_guard(const Readings& r) const {
 
 void GuardPrefix::reset(std::string_view dir) {
     dir_.assign(dir);
-    built_ = false;
+    readings_.build(dir_, 0, true); // in Reading order, all four
     ready_.fill(false);
 }
 
@@ -135,10 +135,6 @@ GuardMatch RuleTable::match_guard(const Readings& r, GuardPrefix& dir) const {
         }
         const auto k = static_cast<std::size_t>(v.kind);
         if (!dir.ready_[k]) {
-            if (!dir.built_) {
-                dir.readings_.build(dir.dir_, 0, true); // in Reading order, all four
-                dir.built_ = true;
-            }
             const auto lead = dir.readings_.all()[k].segs;
             dir.lead_[k] = lead.size();
             dir.floating_[k] = guard_floating_.advance(lead);

@@ -42,11 +42,14 @@ public:
 
     [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
 
+    // The directory's readings, every one of them: what Readings::build_below() takes to read
+    // a path below it without scanning the directory again.
+    [[nodiscard]] const Readings& readings() const noexcept { return readings_; }
+
 private:
     friend class RuleTable;
     std::string dir_;
-    Readings readings_; // of dir_, every reading; built with the first state
-    bool built_ = false;
+    Readings readings_;           // of dir_, every reading
     std::array<bool, 4> ready_{}; // per Reading: lead_, floating_, anchored_ made
     std::array<std::size_t, 4> lead_{};
     std::array<SegmentTrie::Resume, 4> floating_;

@@ -294,6 +294,7 @@ TEST_CASE("matching a path resumed after its directory gives what matching it wh
         return m.matched() ? std::pair{m.best.verdict, m.best.rule} : std::pair{A, kNoRule};
     };
     Readings whole;
+    Readings below;
     for (int n = 0; n < 3000; ++n) {
         const std::size_t depth = 1 + next() % 7;
         std::string path;
@@ -310,6 +311,14 @@ TEST_CASE("matching a path resumed after its directory gives what matching it wh
             dir.reset(std::string_view(path).substr(0, at));
             CAPTURE(path.substr(0, at));
             CHECK(verdict_of(t.match_guard(whole, dir)) == expected);
+        }
+        // As the judge reads it below the nearest directory: the name alone read again.
+        const std::size_t last = path.rfind('/');
+        if (last != 0) {
+            GuardPrefix dir;
+            dir.reset(std::string_view(path).substr(0, last));
+            below.build_below(dir.readings(), std::string_view(path).substr(last + 1));
+            CHECK(verdict_of(t.match_guard(below, dir)) == expected);
         }
     }
 }

@@ -139,3 +139,52 @@ TEST_CASE("which readings a path gets follows its bytes, wherever they stand in 
         }
     }
 }
+
+TEST_CASE("the readings of a name below a directory are those of the whole path",
+          "[patterns][readings]") {
+    // Directories and names over the bytes that decide which readings there are (capitals,
+    // backslashes, non-ASCII), either side of the last '/'; the name may be empty (a path
+    // ending in '/'). One object for the directory, one reused below it, as the judge does.
+    const std::string alphabet = std::string("aZAz\\@[\x7F") + "\x80\xC3\xA9\xFF";
+    std::uint32_t state = 777;
+    auto next = [&state] {
+        state = state * 1103515245U + 12345U;
+        return state >> 16;
+    };
+    auto word = [&](unsigned max) {
+        std::string w;
+        const unsigned len = next() % (max + 1);
+        for (unsigned k = 0; k < len; ++k) {
+            w += next() % 3 == 0 ? alphabet[next() % alphabet.size()]
+                                 : static_cast<char>('a' + next() % 26);
+        }
+        return w;
+    };
+    Readings dir;
+    Readings whole;
+    Readings below;
+    for (int round = 0; round < 4000; ++round) {
+        std::string dir_path;
+        const unsigned depth = 1 + next() % 5;
+        for (unsigned d = 0; d < depth; ++d) {
+            dir_path += "/" + word(12);
+        }
+        const std::string name = word(16);
+        const std::string path = dir_path + "/" + name;
+        CAPTURE(path);
+        dir.build(dir_path, 0, true);
+        whole.build(path, 0);
+        below.build_below(dir, name);
+        REQUIRE(below.all().size() == whole.all().size());
+        for (std::size_t k = 0; k < whole.all().size(); ++k) {
+            const ReadingView& w = whole.all()[k];
+            const ReadingView& b = below.all()[k];
+            CAPTURE(to_string(w.kind));
+            CHECK(b.kind == w.kind);
+            CHECK(b.strip == 0);
+            CHECK(copy(b.segs) == copy(w.segs));
+        }
+        CHECK(below.raw_strip() == 0);
+        CHECK(copy(below.raw()) == copy(whole.raw()));
+    }
+}
