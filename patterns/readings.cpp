@@ -154,7 +154,6 @@ void Readings::build_below(const Readings& dir, std::string_view name) {
     // which of them a path below it needs when the name needs none.
     assert(dir.views_.size() == 4);
     views_.clear();
-    to_fold_.clear();
     strip_raw_ = 0;
     raw_.assign(dir.raw_.begin(), dir.raw_.end());
     SegmentBytes seen;

@@ -56,6 +56,37 @@ const ReadingView* find(const Readings& r, Reading kind) {
     return nullptr;
 }
 
+// Random text for the tests below: a linear congruential sequence from `seed`; words of up to
+// `max` bytes, one byte in `one_in` drawn from `alphabet` and the others plain lower-case
+// letters, so that the bytes looked for stand alone.
+class RandomText {
+public:
+    RandomText(std::uint32_t seed, std::string alphabet, unsigned one_in)
+        : state_(seed)
+        , alphabet_(std::move(alphabet))
+        , one_in_(one_in) {}
+
+    unsigned next() {
+        state_ = state_ * 1103515245U + 12345U;
+        return state_ >> 16;
+    }
+
+    std::string word(unsigned max) {
+        std::string w;
+        const unsigned len = next() % (max + 1);
+        for (unsigned k = 0; k < len; ++k) {
+            w += next() % one_in_ == 0 ? alphabet_[next() % alphabet_.size()]
+                                       : static_cast<char>('a' + next() % 26);
+        }
+        return w;
+    }
+
+private:
+    std::uint32_t state_;
+    std::string alphabet_;
+    unsigned one_in_;
+};
+
 } // namespace
 
 TEST_CASE("the folded reading folds each segment that needs it and keeps the others",
@@ -110,21 +141,10 @@ TEST_CASE("which readings a path gets follows its bytes, wherever they stand in 
           "[patterns][readings]") {
     // The bytes at the edges of the ranges the scan looks for ('@' and '[' around the
     // capitals, 0x7F and 0x80 around ASCII), in segments long and short, at every offset.
-    const std::string alphabet = std::string("aZAz\\/@[`{\x7F") + "\x80\xC3\xA9\xFF";
-    std::uint32_t state = 12345;
-    auto next = [&state] {
-        state = state * 1103515245U + 12345U;
-        return state >> 16;
-    };
+    RandomText text(12345, std::string("aZAz\\/@[`{\x7F") + "\x80\xC3\xA9\xFF", 4);
     Readings r;
     for (int round = 0; round < 4000; ++round) {
-        std::string path = "/";
-        const unsigned len = next() % 40;
-        for (unsigned k = 0; k < len; ++k) {
-            // Mostly plain lower-case letters, so that the bytes looked for stand alone.
-            path += next() % 4 == 0 ? alphabet[next() % alphabet.size()]
-                                    : static_cast<char>('a' + next() % 26);
-        }
+        const std::string path = "/" + text.word(39);
         const bool every = round % 5 == 0;
         CAPTURE(path, every);
         r.build(path, 0, every);
@@ -145,31 +165,17 @@ TEST_CASE("the readings of a name below a directory are those of the whole path"
     // Directories and names over the bytes that decide which readings there are (capitals,
     // backslashes, non-ASCII), either side of the last '/'; the name may be empty (a path
     // ending in '/'). One object for the directory, one reused below it, as the judge does.
-    const std::string alphabet = std::string("aZAz\\@[\x7F") + "\x80\xC3\xA9\xFF";
-    std::uint32_t state = 777;
-    auto next = [&state] {
-        state = state * 1103515245U + 12345U;
-        return state >> 16;
-    };
-    auto word = [&](unsigned max) {
-        std::string w;
-        const unsigned len = next() % (max + 1);
-        for (unsigned k = 0; k < len; ++k) {
-            w += next() % 3 == 0 ? alphabet[next() % alphabet.size()]
-                                 : static_cast<char>('a' + next() % 26);
-        }
-        return w;
-    };
+    RandomText text(777, std::string("aZAz\\@[\x7F") + "\x80\xC3\xA9\xFF", 3);
     Readings dir;
     Readings whole;
     Readings below;
     for (int round = 0; round < 4000; ++round) {
         std::string dir_path;
-        const unsigned depth = 1 + next() % 5;
+        const unsigned depth = 1 + text.next() % 5;
         for (unsigned d = 0; d < depth; ++d) {
-            dir_path += "/" + word(12);
+            dir_path += "/" + text.word(12);
         }
-        const std::string name = word(16);
+        const std::string name = text.word(16);
         const std::string path = dir_path + "/" + name;
         CAPTURE(path);
         dir.build(dir_path, 0, true);
