@@ -75,8 +75,10 @@ wait_mounted() {
 }
 
 if [ "$tool" = callgrind ]; then
+    # On /dev/fuse always: with FUSE over io_uring switched on, a run under valgrind hung at
+    # its first request (stop 20).
     valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out.%p" \
-        "$OUT/guardfs" mount -f "${polargs[@]}" "$ws" >"$OUT/daemon.log" 2>&1 &
+        "$OUT/guardfs" mount -f -o no_io_uring "${polargs[@]}" "$ws" >"$OUT/daemon.log" 2>&1 &
     daemon=$!
     wait_mounted
     callgrind_control -z "$daemon" >/dev/null
@@ -153,7 +155,10 @@ if [ "$tool" = callgrind ]; then
     echo "== total instructions (after mount) and top functions, inclusive =="
     callgrind_annotate --inclusive=yes "$f" 2>/dev/null | sed -n '1,60p' | cut -c1-200
     echo "== self =="
-    callgrind_annotate "$f" 2>/dev/null | sed -n '/Ir/,$p' | sed -n '1,45p' | cut -c1-200
+    # --threshold=100: the default (99%) stops after the thread entry points, whose "self"
+    # share callgrind_annotate reports as nearly everything.
+    callgrind_annotate --threshold=100 "$f" 2>/dev/null | sed -n '/file:function/,$p' \
+        | sed -n '1,45p' | cut -c1-200
 else
     echo "== perf report (self, by symbol) =="
     perf report -i "$OUT/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null \
