@@ -23,9 +23,10 @@ enum class Transport {
 };
 
 // Turns the kernel's fuse.enable_uring on, so that a daemon mounted from now on serves requests
-// over io_uring; the value found first is put back when the test binary exits. True when it is
-// on; false on a kernel without FUSE over io_uring (before Linux 6.14) or for a user who may not
-// change it (not root).
+// over io_uring; if this process turned it on, the value it found is put back when it exits
+// (under ctest the fuse_ring fixture has turned it on before any test runs and puts it back
+// after the last: support/fuse_ring.sh). True when it is on; false on a kernel without FUSE over
+// io_uring (before Linux 6.14) or for a user who may not change it (not root).
 bool enable_fuse_ring();
 
 struct MountSpec {
