@@ -29,11 +29,14 @@ namespace guardfs::fusefs {
 // directory again or seeking (a seek is O(offset) on overlayfs, and reopening an overlayfs
 // directory merges its layers again).
 struct Listing {
-    base::UniqueFd fd;              // the directory, open for reading
-    std::int64_t next = 0;          // the offset the kernel asks for to continue
-    bool at_end = false;            // fd has no entries left after raw[pos, len)
-    std::vector<std::uint64_t> raw; // dirent64 records read from fd (8-byte aligned)
-    std::size_t pos = 0, len = 0;   // the bytes of raw not yet handed out: [pos, len)
+    base::UniqueFd fd;     // the directory, open for reading
+    std::int64_t next = 0; // the offset the kernel asks for to continue
+    bool at_end = false;   // fd has no entries left after raw[pos, len)
+    // dirent64 records read from fd (8-byte aligned), raw_bytes long; not zeroed, as
+    // getdents64 fills what it reports
+    std::unique_ptr<std::uint64_t[]> raw;
+    std::size_t raw_bytes = 0;
+    std::size_t pos = 0, len = 0; // the bytes of raw not yet handed out: [pos, len)
 };
 
 struct Inode {

@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -75,7 +74,9 @@ int listing_at(Fs& fs, Inode& dir, off_t offset, std::size_t raw_bytes,
         return errno;
     }
     out->next = offset;
-    out->raw.resize((raw_bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+    const std::size_t words = (raw_bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t);
+    out->raw = std::make_unique_for_overwrite<std::uint64_t[]>(words);
+    out->raw_bytes = words * sizeof(std::uint64_t);
     return 0;
 }
 
@@ -99,8 +100,9 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) 
         fuse_reply_err(req, open_err);
         return;
     }
-    std::vector<char> answer(size);
-    char* p = answer.data();
+    // Not zeroed: only the size - rem bytes the entries fill are sent.
+    const auto answer = std::make_unique_for_overwrite<char[]>(size);
+    char* p = answer.get();
     size_t rem = size;
     int err = 0;
     for (;;) {
@@ -108,8 +110,8 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) 
             if (l->at_end) {
                 break;
             }
-            char* raw = reinterpret_cast<char*>(l->raw.data()); // NOLINT: byte view
-            const ssize_t n = ::getdents64(l->fd.get(), raw, l->raw.size() * sizeof(std::uint64_t));
+            char* raw = reinterpret_cast<char*>(l->raw.get()); // NOLINT: byte view
+            const ssize_t n = ::getdents64(l->fd.get(), raw, l->raw_bytes);
             if (n <= 0) {
                 err = n < 0 ? errno : 0;
                 l->at_end = true;
@@ -120,7 +122,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) 
             l->len = static_cast<std::size_t>(n);
         }
         const auto* entry = reinterpret_cast<const dirent64*>( // NOLINT: the kernel's records
-            reinterpret_cast<const char*>(l->raw.data()) + l->pos);
+            reinterpret_cast<const char*>(l->raw.get()) + l->pos);
         if (filter && !is_dot_or_dotdot(entry->d_name) &&
             hidden(fs, req, dir_path, entry->d_name, guard::Op::ReadDir, false)) {
             l->pos += entry->d_reclen; // left out as if absent (design §8)
@@ -174,7 +176,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) 
         fuse_reply_err(req, err);
         return;
     }
-    fuse_reply_buf(req, answer.data(), size - rem);
+    fuse_reply_buf(req, answer.get(), size - rem);
 }
 
 void do_readdir_op(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
