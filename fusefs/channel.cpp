@@ -124,6 +124,35 @@ void note_request(const char* buf, std::size_t len) noexcept {
     }
 }
 
+// libfuse 3.14 splices the data of a READ reply from this size on (two pages), and copies it
+// through a buffer it allocates below.
+constexpr std::size_t kSpliceFrom = 8192;
+
+DataServer g_data_server = nullptr; // serve_data_ops()
+void* g_data_arg = nullptr;
+
+// The reply to a READ or WRITE served by the data server: `header` and, after it, `payload`
+// (where a READ's data already is), laid out as the kernel expects from `result`.
+std::uint32_t data_reply(char* header, char* payload, std::uint64_t unique, bool write,
+                         std::int64_t result) noexcept {
+    fuse_out_header h{};
+    h.unique = unique;
+    std::uint32_t size = 0;
+    if (result < 0) {
+        h.error = static_cast<std::int32_t>(result);
+    } else if (write) {
+        fuse_write_out w{};
+        w.size = static_cast<std::uint32_t>(result);
+        std::memcpy(payload, &w, sizeof w);
+        size = sizeof w;
+    } else {
+        size = static_cast<std::uint32_t>(result);
+    }
+    h.len = static_cast<std::uint32_t>(sizeof h + size);
+    std::memcpy(header, &h, sizeof h);
+    return size;
+}
+
 ssize_t channel_read(int fd, void* buf, size_t len, void* /*userdata*/) {
     const ssize_t n = ::read(fd, buf, len);
     note_request(static_cast<const char*>(buf), n > 0 ? static_cast<std::size_t>(n) : 0);
@@ -300,11 +329,79 @@ void offer_ring(void (*start)(void*), void* arg, std::size_t payload_capacity,
     g_ring_say_why = say_why;
 }
 
+void serve_data_ops(DataServer server, void* arg) noexcept {
+    g_data_server = server;
+    g_data_arg = arg;
+}
+
+bool decode_data_op(const char* msg, std::size_t len, DataOp& op) noexcept {
+    fuse_in_header h{};
+    if (len < sizeof h) {
+        return false;
+    }
+    std::memcpy(&h, msg, sizeof h);
+    const char* body = msg + sizeof h;
+    const std::size_t body_len = len - sizeof h;
+    if (h.len != len) {
+        return false;
+    }
+    if (h.opcode == FUSE_READ && body_len >= sizeof(fuse_read_in)) {
+        fuse_read_in in{};
+        std::memcpy(&in, body, sizeof in);
+        op = DataOp{false, in.fh, in.offset, in.size, nullptr};
+        return true;
+    }
+    if (h.opcode == FUSE_WRITE && body_len >= sizeof(fuse_write_in)) {
+        fuse_write_in in{};
+        std::memcpy(&in, body, sizeof in);
+        if (body_len - sizeof in != in.size) {
+            return false;
+        }
+        op = DataOp{true, in.fh, in.offset, in.size, body + sizeof in};
+        return true;
+    }
+    return false;
+}
+
+bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> buffer) noexcept {
+    DataOp op;
+    // libfuse splices the data of a READ of two pages or more straight from the file into
+    // /dev/fuse; that stays with it.
+    if (g_data_server == nullptr || !decode_data_op(mem, len, op) ||
+        (!op.write && op.size > std::min(buffer.size(), kSpliceFrom - 1))) {
+        return false;
+    }
+    const std::int64_t result = g_data_server(g_data_arg, op, buffer);
+    if (result == kNotServed) {
+        return false;
+    }
+    // The header goes where the request was, a WRITE's reply after it; a READ's data is sent
+    // from where it was read.
+    const std::uint32_t size =
+        data_reply(mem, mem + sizeof(fuse_out_header), t_unique, op.write, result);
+    const std::array<iovec, 2> reply{iovec{mem, sizeof(fuse_out_header) + (op.write ? size : 0)},
+                                     iovec{buffer.data(), op.write ? 0 : size}};
+    // ENOENT: the request was interrupted meanwhile, and the kernel no longer waits for it.
+    (void)::writev(g_dev_fd.load(std::memory_order_relaxed), reply.data(), 2);
+    return true;
+}
+
 void serve_ring_request(fuse_session* se, RingReply& reply, char* msg, std::size_t len) noexcept {
     note_request(msg, len);
     reply.unique = t_unique;
     reply.sent = false;
     reply.payload_size = 0;
+    if (DataOp op; g_data_server != nullptr && decode_data_op(msg, len, op)) {
+        const std::int64_t result = g_data_server(
+            g_data_arg, op,
+            op.write ? std::span<char>() : std::span<char>(reply.payload, reply.capacity));
+        if (result != kNotServed) {
+            reply.payload_size =
+                data_reply(reply.header, reply.payload, reply.unique, op.write, result);
+            reply.sent = true;
+            return;
+        }
+    }
     t_ring = &reply;
     fuse_buf buf{};
     buf.mem = msg;

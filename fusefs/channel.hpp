@@ -10,6 +10,8 @@
 // wants a pipe as large as its whole buffer (1 MiB + 4 KiB), more than pipe-max-size allows.
 #pragma once
 
+#include "fusefs/data_op.hpp"
+
 #include <fuse_lowlevel.h>
 
 #include <cstddef>
@@ -65,13 +67,24 @@ struct RingReply {
 };
 
 // Serves `msg` (fuse_in_header and its arguments, `len` bytes, contiguous), a request this thread
-// took from a ring entry, with libfuse's handlers; the reply lands in `reply`. A request that no
+// took from a ring entry, with the data server (a READ or WRITE) or libfuse's handlers; the
+// reply lands in `reply`. A request that no
 // handler answered is answered EIO there, so the caller that waits on it is never stranded.
 void serve_ring_request(fuse_session* se, RingReply& reply, char* msg, std::size_t len) noexcept;
 
 // The payload buffer of the ring entry whose request this thread is serving (a READ's data can
 // be read straight into it and answered from there without a copy), or an empty span.
 std::span<char> ring_reply_buffer() noexcept;
+
+// Installs the server of READ and WRITE (data_op.hpp), before the session's loop starts; `arg`
+// is handed to it. serve_data_ops(nullptr, nullptr) leaves them to libfuse again.
+void serve_data_ops(DataServer server, void* arg) noexcept;
+
+// A request read from /dev/fuse into `mem` (`len` bytes), served and answered on /dev/fuse when
+// it is a WRITE, or a READ that fits `buffer` and whose data libfuse would not splice (below 8
+// KiB). `buffer` (page aligned) takes such a READ's data, and a WRITE's data where the file
+// needs it aligned (opened O_DIRECT). Returns false, having done nothing, for any other request.
+bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> buffer) noexcept;
 
 // The kernel took FUSE_HANDLE_KILLPRIV_V2: clearing set-ID bits is the daemon's business.
 bool setid_left_to_daemon() noexcept;

@@ -2,6 +2,7 @@
 // owns it; ops_table.cpp wires them (and is the only file that writes fuse_lowlevel_ops).
 #pragma once
 
+#include "fusefs/channel.hpp"
 #include "fusefs/ops_table.hpp"
 
 namespace guardfs::fusefs::handlers {
@@ -28,6 +29,9 @@ GatedHandler<Slot::open> open() noexcept;
 GatedHandler<Slot::create> create() noexcept;
 PassHandler<Slot::read> read() noexcept;
 HandleHandler<Slot::write_buf> write_buf() noexcept;
+// READ and WRITE served without libfuse's request, as read and write_buf serve them
+// (channel.hpp: serve_data_ops; its argument is the session's Fs).
+DataServer data() noexcept;
 PassHandler<Slot::flush> flush() noexcept;
 PassHandler<Slot::release> release() noexcept;
 PassHandler<Slot::fsync> fsync() noexcept;

@@ -8,6 +8,9 @@
 #include "patterns/fold.hpp"
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <span>
 
@@ -165,7 +168,7 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
         return;
     }
     const bool for_write = opens_for_write(fi->flags);
-    auto fh = std::make_unique<FileHandle>(std::move(fd), for_write);
+    auto fh = std::make_unique<FileHandle>(std::move(fd), for_write, (fi->flags & O_DIRECT) != 0);
     if (const int err = add_handle(fs, req, in, *fh, for_write, fi); err != 0) {
         fuse_reply_err(req, err);
         return;
@@ -240,7 +243,7 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         return;
     }
     Inode& in = fs.inodes.get(e.ino);
-    auto fh = std::make_unique<FileHandle>(std::move(fd), true);
+    auto fh = std::make_unique<FileHandle>(std::move(fd), true, (fi->flags & O_DIRECT) != 0);
     if (const int err = add_handle(fs, req, in, *fh, true, fi); err != 0) {
         fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come
         fuse_reply_err(req, err);
@@ -275,6 +278,46 @@ void do_read_op(fuse_req_t req, fuse_ino_t /*ino*/, size_t size, off_t off, fuse
     fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
 
+// READ and WRITE without libfuse's request (channel.hpp: DataOp), as do_read_op and
+// do_write_buf_op serve them. A write that must clear set-ID bits first is left to
+// do_write_buf_op: whether set-group-ID goes depends on the caller's groups, which libfuse's
+// request reads.
+std::int64_t serve_data_op(void* fs, const DataOp& op, std::span<char> buffer) noexcept {
+    const FileHandle& fh = *reinterpret_cast<const FileHandle*>(op.fh); // NOLINT: open's handle
+    const auto off = static_cast<off_t>(op.offset);
+    if (!op.write) {
+        if (buffer.size() < op.size) {
+            return kNotServed;
+        }
+        const ssize_t n = ::pread(fh.fd(), buffer.data(), op.size, off);
+        return n < 0 ? -errno : n;
+    }
+    const int fd = fh.write_fd();
+    if (fd < 0) {
+        return -EACCES; // no write was granted when this file was opened
+    }
+    if (setid_clear_wanted(*static_cast<const Fs*>(fs), SetidCaller::Flagged)) {
+        struct stat st {};
+
+        if (::fstat(fd, &st) != 0) {
+            return -errno;
+        }
+        if (S_ISREG(st.st_mode) && has_setid_bits(st.st_mode)) {
+            return kNotServed;
+        }
+    }
+    const char* data = op.data;
+    if (fh.direct() && !direct_aligned(data)) {
+        if (buffer.size() < op.size || !direct_aligned(buffer.data())) {
+            return kNotServed;
+        }
+        std::memcpy(buffer.data(), data, op.size);
+        data = buffer.data();
+    }
+    const ssize_t n = ::pwrite(fd, data, op.size, off);
+    return n < 0 ? -errno : n;
+}
+
 void do_write_buf_op(fuse_req_t req, fuse_ino_t /*ino*/, fuse_bufvec* in, off_t off,
                      fuse_file_info* fi) {
     const int fd = file_handle(fi).write_fd();
@@ -287,10 +330,27 @@ void do_write_buf_op(fuse_req_t req, fuse_ino_t /*ino*/, fuse_bufvec* in, off_t 
         fuse_reply_err(req, err);
         return;
     }
-    fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+    const std::size_t size = fuse_buf_size(in);
+    fuse_bufvec out = FUSE_BUFVEC_INIT(size);
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = fd;
     out.buf[0].pos = off;
+    // A file opened O_DIRECT takes only aligned data, and a request read from /dev/fuse has its
+    // data where the request's header leaves it.
+    std::unique_ptr<char, decltype(&std::free)> aligned(nullptr, &std::free);
+    fuse_bufvec copy = FUSE_BUFVEC_INIT(size);
+    if (file_handle(fi).direct() && in->count == 1 && in->off == 0 &&
+        (in->buf[0].flags & FUSE_BUF_IS_FD) == 0 && !direct_aligned(in->buf[0].mem)) {
+        const std::size_t rounded = (size + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+        aligned.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, rounded)));
+        if (!aligned) {
+            fuse_reply_err(req, ENOMEM);
+            return;
+        }
+        std::memcpy(aligned.get(), in->buf[0].mem, size);
+        copy.buf[0].mem = aligned.get();
+        in = &copy;
+    }
     const ssize_t n = fuse_buf_copy(&out, in, FUSE_BUF_SPLICE_MOVE);
     if (n < 0) {
         fuse_reply_err(req, static_cast<int>(-n));
@@ -394,6 +454,10 @@ GatedHandler<Slot::create> create() noexcept {
 
 PassHandler<Slot::read> read() noexcept {
     return pass<Slot::read, &do_read_op>();
+}
+
+DataServer data() noexcept {
+    return &serve_data_op;
 }
 
 HandleHandler<Slot::write_buf> write_buf() noexcept {

@@ -4,6 +4,7 @@
 #include "base/path.hpp"
 #include "fusefs/channel.hpp"
 #include "fusefs/fs.hpp"
+#include "fusefs/handlers.hpp"
 #include "fusefs/mountinfo.hpp"
 #include "fusefs/ops_table.hpp"
 #include "fusefs/reclaimer.hpp"
@@ -465,6 +466,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
                 }
             });
         }
+        serve_data_ops(handlers::data(), &fs);
         // Requests on io_uring where the kernel offers it; /dev/fuse serves the rest.
         RingsPtr rings = fs.cfg.ring
                              ? prepare_rings(se, mountpoint, options.max_threads, fs.cfg.ring_asked)
@@ -487,6 +489,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
         reclaimer.stop();
         audit.note("unmount", "stopped guarding " + mountpoint);
     }
+    serve_data_ops(nullptr, nullptr); // no request can reach `fs` any more
     fuse_session_unmount(se);
     if (!options.own_signals) {
         fuse_remove_signal_handlers(se);

@@ -1,6 +1,7 @@
 // The request loop; see worker_loop.hpp.
 #include "fusefs/worker_loop.hpp"
 
+#include "fusefs/channel.hpp"
 #include "fusefs/threads.hpp"
 
 #include <fuse_lowlevel.h>
@@ -32,12 +33,19 @@ namespace {
 
 class Pool;
 
+// A worker's scratch buffer: the largest WRITE libfuse 3.14 lets the kernel send (max_write).
+constexpr std::size_t kScratch = std::size_t{1} << 20;
+
 struct Worker {
     pthread_t thread{};
-    fuse_buf buf{};             // the request read last; libfuse allocates buf.mem on first use
-    std::condition_variable cv; // a parked worker waits here
-    bool woken = false;         // set, under the pool's lock, by whoever unparks it
-    bool stopped = false;       // set, under the pool's lock, when it has left its loop
+    fuse_buf buf{}; // the request read last; libfuse allocates buf.mem on first use
+    // For READ and WRITE served without libfuse (channel.hpp: serve_dev_data_request): a small
+    // READ's data, a WRITE's data for a file opened O_DIRECT. Page aligned; only the pages
+    // used become resident.
+    std::unique_ptr<char, decltype(&std::free)> scratch{nullptr, &std::free};
+    std::condition_variable cv;       // a parked worker waits here
+    bool woken = false;               // set, under the pool's lock, by whoever unparks it
+    bool stopped = false;             // set, under the pool's lock, when it has left its loop
     std::atomic<bool> reading{false}; // in (or about to enter) read(2) on /dev/fuse
     Pool* pool = nullptr;
 };
@@ -141,6 +149,10 @@ private:
         }
         auto w = std::make_unique<Worker>();
         w->pool = this;
+        w->scratch.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, kScratch)));
+        if (!w->scratch) {
+            return false;
+        }
         const int err = with_signals_blocked(
             [&] { return ::pthread_create(&w->thread, nullptr, &Pool::main_of, w.get()); });
         if (err != 0) {
@@ -199,7 +211,12 @@ private:
                     watch_cv_.notify_one();
                 }
             }
-            fuse_session_process_buf(se_, &w.buf);
+            // READ and WRITE without libfuse's request object (channel.hpp: DataOp).
+            if ((w.buf.flags & FUSE_BUF_IS_FD) != 0 ||
+                !serve_dev_data_request(static_cast<char*>(w.buf.mem), w.buf.size,
+                                        {w.scratch.get(), kScratch})) {
+                fuse_session_process_buf(se_, &w.buf);
+            }
             std::unique_lock<std::mutex> lock(m_);
             --busy_;
             ++done_;
