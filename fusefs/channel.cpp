@@ -348,7 +348,7 @@ bool decode_data_op(const char* msg, std::size_t len, DataOp& op) noexcept {
     if (h.opcode == FUSE_READ && body_len >= sizeof(fuse_read_in)) {
         fuse_read_in in{};
         std::memcpy(&in, body, sizeof in);
-        op = DataOp{false, in.fh, in.offset, in.size, nullptr};
+        op = DataOp{h.unique, false, in.fh, in.offset, in.size, nullptr};
         return true;
     }
     if (h.opcode == FUSE_WRITE && body_len >= sizeof(fuse_write_in)) {
@@ -357,20 +357,21 @@ bool decode_data_op(const char* msg, std::size_t len, DataOp& op) noexcept {
         if (body_len - sizeof in != in.size) {
             return false;
         }
-        op = DataOp{true, in.fh, in.offset, in.size, body + sizeof in};
+        op = DataOp{h.unique, true, in.fh, in.offset, in.size, body + sizeof in};
         return true;
     }
     return false;
 }
 
-bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> buffer) noexcept {
+bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> read_buffer) noexcept {
     DataOp op;
     // libfuse splices the data of a READ of two pages or more straight from the file into
     // /dev/fuse; that stays with it.
     if (g_data_server == nullptr || !decode_data_op(mem, len, op) ||
-        (!op.write && op.size > std::min(buffer.size(), kSpliceFrom - 1))) {
+        (!op.write && op.size > std::min(read_buffer.size(), kSpliceFrom - 1))) {
         return false;
     }
+    const std::span<char> buffer = op.write ? std::span<char>() : read_buffer;
     const std::int64_t result = g_data_server(g_data_arg, op, buffer);
     if (result == kNotServed) {
         return false;
@@ -378,11 +379,14 @@ bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> buffer) 
     // The header goes where the request was, a WRITE's reply after it; a READ's data is sent
     // from where it was read.
     const std::uint32_t size =
-        data_reply(mem, mem + sizeof(fuse_out_header), t_unique, op.write, result);
+        data_reply(mem, mem + sizeof(fuse_out_header), op.unique, op.write, result);
     const std::array<iovec, 2> reply{iovec{mem, sizeof(fuse_out_header) + (op.write ? size : 0)},
                                      iovec{buffer.data(), op.write ? 0 : size}};
     // ENOENT: the request was interrupted meanwhile, and the kernel no longer waits for it.
-    (void)::writev(g_dev_fd.load(std::memory_order_relaxed), reply.data(), 2);
+    if (::writev(g_dev_fd.load(std::memory_order_relaxed), reply.data(), 2) < 0 &&
+        errno != ENOENT) {
+        std::fprintf(stderr, "guardfs: writing a reply to /dev/fuse: %s\n", std::strerror(errno));
+    }
     return true;
 }
 
@@ -397,7 +401,7 @@ void serve_ring_request(fuse_session* se, RingReply& reply, char* msg, std::size
             op.write ? std::span<char>() : std::span<char>(reply.payload, reply.capacity));
         if (result != kNotServed) {
             reply.payload_size =
-                data_reply(reply.header, reply.payload, reply.unique, op.write, result);
+                data_reply(reply.header, reply.payload, op.unique, op.write, result);
             reply.sent = true;
             return;
         }

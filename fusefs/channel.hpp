@@ -81,10 +81,10 @@ std::span<char> ring_reply_buffer() noexcept;
 void serve_data_ops(DataServer server, void* arg) noexcept;
 
 // A request read from /dev/fuse into `mem` (`len` bytes), served and answered on /dev/fuse when
-// it is a WRITE, or a READ that fits `buffer` and whose data libfuse would not splice (below 8
-// KiB). `buffer` (page aligned) takes such a READ's data, and a WRITE's data where the file
-// needs it aligned (opened O_DIRECT). Returns false, having done nothing, for any other request.
-bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> buffer) noexcept;
+// it is a WRITE, or a READ that fits `read_buffer` (where its data is read) and whose data
+// libfuse would not splice (below 8 KiB). Returns false, having done nothing, for any other
+// request.
+bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> read_buffer) noexcept;
 
 // The kernel took FUSE_HANDLE_KILLPRIV_V2: clearing set-ID bits is the daemon's business.
 bool setid_left_to_daemon() noexcept;

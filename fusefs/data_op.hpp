@@ -18,7 +18,9 @@ namespace guardfs::fusefs {
 // is lost: it would pass both to the read and write_buf handlers unchanged (it lets them through
 // even its allow_root check), and an INTERRUPT the kernel sends for one is answered EAGAIN by
 // libfuse's next request, so the kernel sends it again only while the request is outstanding.
+// (libfuse keeps such an INTERRUPT, allocated, until then: only requests that were interrupted.)
 struct DataOp {
+    std::uint64_t unique = 0; // the request's, for its reply
     bool write = false;
     std::uint64_t fh = 0; // the handle the OPEN or CREATE reply gave
     std::uint64_t offset = 0;
@@ -26,22 +28,12 @@ struct DataOp {
     const char* data = nullptr; // WRITE: the bytes
 };
 
-// The alignment of a buffer given to a descriptor opened O_DIRECT: a page, as large as the
-// logical block size of the disks that matter (512 or 4096 bytes). The buffers given to a data
-// server keep it.
-inline constexpr std::size_t kDirectAlign = 4096;
-
-inline bool direct_aligned(const void* p) noexcept {
-    return reinterpret_cast<std::uintptr_t>(p) % kDirectAlign == 0; // NOLINT: an address
-}
-
 // What a data server returns to leave a request to libfuse's handlers after all.
 inline constexpr std::int64_t kNotServed = std::numeric_limits<std::int64_t>::min();
 
 // Serves `op`, in the thread that read the request (request_kills_setid() is about it): a READ
-// reads at most op.size bytes into `buffer`, a WRITE writes op.data (copied into `buffer` first
-// where the file takes only aligned data and op.data is not). Returns the bytes read or
-// written, a negative errno, or kNotServed.
+// reads at most op.size bytes into `buffer`, a WRITE writes op.data (`buffer` is empty). Returns
+// the bytes read or written, a negative errno, or kNotServed.
 using DataServer = std::int64_t (*)(void* arg, const DataOp& op, std::span<char> buffer) noexcept;
 
 // Decodes `msg` (`len` bytes: fuse_in_header and its arguments) as a READ or a WRITE whose

@@ -30,7 +30,9 @@ GatedHandler<Slot::create> create() noexcept;
 PassHandler<Slot::read> read() noexcept;
 HandleHandler<Slot::write_buf> write_buf() noexcept;
 // READ and WRITE served without libfuse's request, as read and write_buf serve them
-// (channel.hpp: serve_data_ops; its argument is the session's Fs).
+// (channel.hpp: serve_data_ops; its argument is the session's Fs). Not a slot, so the slot
+// classes above do not constrain it: it writes only through FileHandle::write_fd(), as a Handle
+// slot must.
 DataServer data() noexcept;
 PassHandler<Slot::flush> flush() noexcept;
 PassHandler<Slot::release> release() noexcept;

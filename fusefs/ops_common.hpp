@@ -25,15 +25,11 @@ namespace guardfs::fusefs {
 // descriptor to write through exists only when the gate allowed a write at open or create.
 class FileHandle final : public OpenHandle {
 public:
-    FileHandle(base::UniqueFd fd, bool write_granted, bool direct) noexcept
+    FileHandle(base::UniqueFd fd, bool write_granted) noexcept
         : fd_(std::move(fd))
-        , write_granted_(write_granted)
-        , direct_(direct) {}
+        , write_granted_(write_granted) {}
 
     [[nodiscard]] int fd() const noexcept { return fd_.get(); }
-
-    // Opened O_DIRECT: the descriptor reads and writes only through aligned buffers.
-    [[nodiscard]] bool direct() const noexcept { return direct_; }
 
     // -1 when no write was granted at open: every data write goes through this.
     [[nodiscard]] int write_fd() const noexcept { return write_granted_ ? fd_.get() : -1; }
@@ -49,7 +45,6 @@ public:
 private:
     base::UniqueFd fd_;
     bool write_granted_;
-    bool direct_;
     bool passthrough_writer_ = false;
 };
 

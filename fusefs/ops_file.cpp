@@ -9,8 +9,6 @@
 
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <span>
 
@@ -30,9 +28,13 @@ bool opens_for_write(int flags) noexcept {
 }
 
 // The flags for the underlying open. With the writeback cache the kernel may read through a
-// write-only file and keeps O_APPEND itself (as libfuse's passthrough_hp explains).
+// write-only file and keeps O_APPEND itself (as libfuse's passthrough_hp explains). O_DIRECT
+// stays with the caller (docs/decisions/013), as virtiofsd and virtio-9p do: the kernel already
+// sends its every read and write to the daemon, past the mount's page cache; a descriptor opened
+// O_DIRECT would take only aligned buffers, which a request's data is not, nor the tail of a
+// write the kernel makes from its page cache through the same handle.
 int underlying_flags(const Fs& fs, int flags) noexcept {
-    flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY);
+    flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT);
     if (fs.cfg.writeback) {
         if ((flags & O_ACCMODE) == O_WRONLY) {
             flags = (flags & ~O_ACCMODE) | O_RDWR;
@@ -168,7 +170,7 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
         return;
     }
     const bool for_write = opens_for_write(fi->flags);
-    auto fh = std::make_unique<FileHandle>(std::move(fd), for_write, (fi->flags & O_DIRECT) != 0);
+    auto fh = std::make_unique<FileHandle>(std::move(fd), for_write);
     if (const int err = add_handle(fs, req, in, *fh, for_write, fi); err != 0) {
         fuse_reply_err(req, err);
         return;
@@ -243,7 +245,7 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         return;
     }
     Inode& in = fs.inodes.get(e.ino);
-    auto fh = std::make_unique<FileHandle>(std::move(fd), true, (fi->flags & O_DIRECT) != 0);
+    auto fh = std::make_unique<FileHandle>(std::move(fd), true);
     if (const int err = add_handle(fs, req, in, *fh, true, fi); err != 0) {
         fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come
         fuse_reply_err(req, err);
@@ -278,7 +280,7 @@ void do_read_op(fuse_req_t req, fuse_ino_t /*ino*/, size_t size, off_t off, fuse
     fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
 
-// READ and WRITE without libfuse's request (channel.hpp: DataOp), as do_read_op and
+// READ and WRITE without libfuse's request (data_op.hpp), as do_read_op and
 // do_write_buf_op serve them. A write that must clear set-ID bits first is left to
 // do_write_buf_op: whether set-group-ID goes depends on the caller's groups, which libfuse's
 // request reads.
@@ -306,15 +308,7 @@ std::int64_t serve_data_op(void* fs, const DataOp& op, std::span<char> buffer) n
             return kNotServed;
         }
     }
-    const char* data = op.data;
-    if (fh.direct() && !direct_aligned(data)) {
-        if (buffer.size() < op.size || !direct_aligned(buffer.data())) {
-            return kNotServed;
-        }
-        std::memcpy(buffer.data(), data, op.size);
-        data = buffer.data();
-    }
-    const ssize_t n = ::pwrite(fd, data, op.size, off);
+    const ssize_t n = ::pwrite(fd, op.data, op.size, off);
     return n < 0 ? -errno : n;
 }
 
@@ -330,27 +324,10 @@ void do_write_buf_op(fuse_req_t req, fuse_ino_t /*ino*/, fuse_bufvec* in, off_t 
         fuse_reply_err(req, err);
         return;
     }
-    const std::size_t size = fuse_buf_size(in);
-    fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+    fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = fd;
     out.buf[0].pos = off;
-    // A file opened O_DIRECT takes only aligned data, and a request read from /dev/fuse has its
-    // data where the request's header leaves it.
-    std::unique_ptr<char, decltype(&std::free)> aligned(nullptr, &std::free);
-    fuse_bufvec copy = FUSE_BUFVEC_INIT(size);
-    if (file_handle(fi).direct() && in->count == 1 && in->off == 0 &&
-        (in->buf[0].flags & FUSE_BUF_IS_FD) == 0 && !direct_aligned(in->buf[0].mem)) {
-        const std::size_t rounded = (size + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
-        aligned.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, rounded)));
-        if (!aligned) {
-            fuse_reply_err(req, ENOMEM);
-            return;
-        }
-        std::memcpy(aligned.get(), in->buf[0].mem, size);
-        copy.buf[0].mem = aligned.get();
-        in = &copy;
-    }
     const ssize_t n = fuse_buf_copy(&out, in, FUSE_BUF_SPLICE_MOVE);
     if (n < 0) {
         fuse_reply_err(req, static_cast<int>(-n));

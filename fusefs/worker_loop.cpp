@@ -7,6 +7,7 @@
 #include <fuse_lowlevel.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -33,18 +34,16 @@ namespace {
 
 class Pool;
 
-// A worker's scratch buffer: the largest WRITE libfuse 3.14 lets the kernel send (max_write).
-constexpr std::size_t kScratch = std::size_t{1} << 20;
+// The largest READ a worker answers from its own buffer (channel.hpp: serve_dev_data_request);
+// libfuse splices the data of larger ones.
+constexpr std::size_t kSmallRead = 8192;
 
 struct Worker {
     pthread_t thread{};
     fuse_buf buf{}; // the request read last; libfuse allocates buf.mem on first use
-    // For READ and WRITE served without libfuse (channel.hpp: serve_dev_data_request): a small
-    // READ's data, a WRITE's data for a file opened O_DIRECT. Page aligned; only the pages
-    // used become resident.
-    std::unique_ptr<char, decltype(&std::free)> scratch{nullptr, &std::free};
-    std::condition_variable cv;       // a parked worker waits here
-    bool woken = false;               // set, under the pool's lock, by whoever unparks it
+    std::array<char, kSmallRead> small_read{}; // a small READ's data (channel.hpp)
+    std::condition_variable cv;                // a parked worker waits here
+    bool woken = false;                        // set, under the pool's lock, by whoever unparks it
     bool stopped = false;             // set, under the pool's lock, when it has left its loop
     std::atomic<bool> reading{false}; // in (or about to enter) read(2) on /dev/fuse
     Pool* pool = nullptr;
@@ -149,10 +148,6 @@ private:
         }
         auto w = std::make_unique<Worker>();
         w->pool = this;
-        w->scratch.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, kScratch)));
-        if (!w->scratch) {
-            return false;
-        }
         const int err = with_signals_blocked(
             [&] { return ::pthread_create(&w->thread, nullptr, &Pool::main_of, w.get()); });
         if (err != 0) {
@@ -213,8 +208,7 @@ private:
             }
             // READ and WRITE without libfuse's request object (channel.hpp: DataOp).
             if ((w.buf.flags & FUSE_BUF_IS_FD) != 0 ||
-                !serve_dev_data_request(static_cast<char*>(w.buf.mem), w.buf.size,
-                                        {w.scratch.get(), kScratch})) {
+                !serve_dev_data_request(static_cast<char*>(w.buf.mem), w.buf.size, w.small_read)) {
                 fuse_session_process_buf(se_, &w.buf);
             }
             std::unique_lock<std::mutex> lock(m_);

@@ -47,6 +47,7 @@ TEST_CASE("a READ decodes to its handle, offset and size", "[fusefs][data]") {
     op.write = true;
     REQUIRE(decode_data_op(msg.data(), msg.size(), op));
     CHECK_FALSE(op.write);
+    CHECK(op.unique == 42);
     CHECK(op.fh == in.fh);
     CHECK(op.offset == in.offset);
     CHECK(op.size == 131072);
@@ -64,6 +65,7 @@ TEST_CASE("a WRITE decodes to its data when the header's length covers exactly i
     DataOp op;
     REQUIRE(decode_data_op(msg.data(), msg.size(), op));
     CHECK(op.write);
+    CHECK(op.unique == 42);
     CHECK(op.fh == 99);
     CHECK(op.offset == 5);
     CHECK(op.size == 3);
