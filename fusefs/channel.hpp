@@ -68,8 +68,8 @@ struct RingReply {
 
 // Serves `msg` (fuse_in_header and its arguments, `len` bytes, contiguous), a request this thread
 // took from a ring entry, with the data server (a READ or WRITE) or libfuse's handlers; the
-// reply lands in `reply`. A request that no
-// handler answered is answered EIO there, so the caller that waits on it is never stranded.
+// reply lands in `reply`. A request that no handler answered is answered EIO there, so the
+// caller that waits on it is never stranded.
 void serve_ring_request(fuse_session* se, RingReply& reply, char* msg, std::size_t len) noexcept;
 
 // The payload buffer of the ring entry whose request this thread is serving (a READ's data can

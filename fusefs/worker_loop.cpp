@@ -206,7 +206,7 @@ private:
                     watch_cv_.notify_one();
                 }
             }
-            // READ and WRITE without libfuse's request object (channel.hpp: DataOp).
+            // READ and WRITE without libfuse's request object (data_op.hpp).
             if ((w.buf.flags & FUSE_BUF_IS_FD) != 0 ||
                 !serve_dev_data_request(static_cast<char*>(w.buf.mem), w.buf.size, w.small_read)) {
                 fuse_session_process_buf(se_, &w.buf);
