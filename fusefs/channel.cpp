@@ -124,10 +124,6 @@ void note_request(const char* buf, std::size_t len) noexcept {
     }
 }
 
-// libfuse 3.14 splices the data of a READ reply from this size on (two pages), and copies it
-// through a buffer it allocates below.
-constexpr std::size_t kSpliceFrom = 8192;
-
 DataServer g_data_server = nullptr; // serve_data_ops()
 void* g_data_arg = nullptr;
 
@@ -368,7 +364,7 @@ bool serve_dev_data_request(char* mem, std::size_t len, std::span<char> read_buf
     // libfuse splices the data of a READ of two pages or more straight from the file into
     // /dev/fuse; that stays with it.
     if (g_data_server == nullptr || !decode_data_op(mem, len, op) ||
-        (!op.write && op.size > std::min(read_buffer.size(), kSpliceFrom - 1))) {
+        (!op.write && op.size > std::min(read_buffer.size(), kSmallRead))) {
         return false;
     }
     const std::span<char> buffer = op.write ? std::span<char>() : read_buffer;

@@ -80,6 +80,10 @@ std::span<char> ring_reply_buffer() noexcept;
 // is handed to it. serve_data_ops(nullptr, nullptr) leaves them to libfuse again.
 void serve_data_ops(DataServer server, void* arg) noexcept;
 
+// The largest READ answered on /dev/fuse from the worker's own buffer: libfuse 3.14 splices the
+// data of a READ of two pages or more, and copies smaller ones through a buffer it allocates.
+inline constexpr std::size_t kSmallRead = 8191;
+
 // A request read from /dev/fuse into `mem` (`len` bytes), served and answered on /dev/fuse when
 // it is a WRITE, or a READ that fits `read_buffer` (where its data is read) and whose data
 // libfuse would not splice (below 8 KiB). Returns false, having done nothing, for any other

@@ -207,18 +207,25 @@ bool setid_clear_wanted(const Fs& fs, SetidCaller how) noexcept {
            (how == SetidCaller::Unflagged || request_kills_setid());
 }
 
-int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept {
+int setid_bits_at_stake(const Fs& fs, int fd, SetidCaller how, struct stat& st,
+                        bool& at_stake) noexcept {
+    at_stake = false;
     if (!setid_clear_wanted(fs, how)) {
         return 0;
     }
-
-    struct stat st {};
-
     if (::fstat(fd, &st) != 0) {
         return errno;
     }
-    if (!S_ISREG(st.st_mode) || !has_setid_bits(st.st_mode)) {
-        return 0;
+    at_stake = S_ISREG(st.st_mode) && has_setid_bits(st.st_mode);
+    return 0;
+}
+
+int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept {
+    struct stat st {};
+
+    bool at_stake = false;
+    if (const int err = setid_bits_at_stake(fs, fd, how, st, at_stake); err != 0 || !at_stake) {
+        return err;
     }
     if (how == SetidCaller::Unflagged && caller_holds_fsetid(req)) {
         return 0;

@@ -120,6 +120,12 @@ enum class SetidCaller {
 // No system call: the daemon's CAP_FSETID, the kernel's flag and, for Flagged, the request's.
 bool setid_clear_wanted(const Fs& fs, SetidCaller how) noexcept;
 
+// The first half of clear_setid, without the request: whether `fd` is a regular file with set-ID
+// bits that a write by this request's caller may have to clear (`st` then holds its stat).
+// Returns 0 or an errno.
+int setid_bits_at_stake(const Fs& fs, int fd, SetidCaller how, struct stat& st,
+                        bool& at_stake) noexcept;
+
 // Before a write to the file open as `fd` (any descriptor, O_PATH too) by a caller without
 // CAP_FSETID: clears set-user-ID, and set-group-ID when the file is group-executable or its
 // group is not the caller's, as the kernel does on a local filesystem (since linux 6.0 for the

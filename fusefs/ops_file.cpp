@@ -298,15 +298,17 @@ std::int64_t serve_data_op(void* fs, const DataOp& op, std::span<char> buffer) n
     if (fd < 0) {
         return -EACCES; // no write was granted when this file was opened
     }
-    if (setid_clear_wanted(*static_cast<const Fs*>(fs), SetidCaller::Flagged)) {
-        struct stat st {};
 
-        if (::fstat(fd, &st) != 0) {
-            return -errno;
-        }
-        if (S_ISREG(st.st_mode) && has_setid_bits(st.st_mode)) {
-            return kNotServed;
-        }
+    struct stat st {};
+
+    bool at_stake = false;
+    if (const int err = setid_bits_at_stake(*static_cast<const Fs*>(fs), fd, SetidCaller::Flagged,
+                                            st, at_stake);
+        err != 0) {
+        return -err;
+    }
+    if (at_stake) {
+        return kNotServed;
     }
     const ssize_t n = ::pwrite(fd, op.data, op.size, off);
     return n < 0 ? -errno : n;

@@ -34,14 +34,10 @@ namespace {
 
 class Pool;
 
-// The largest READ a worker answers from its own buffer (channel.hpp: serve_dev_data_request);
-// libfuse splices the data of larger ones.
-constexpr std::size_t kSmallRead = 8192;
-
 struct Worker {
     pthread_t thread{};
     fuse_buf buf{}; // the request read last; libfuse allocates buf.mem on first use
-    std::array<char, kSmallRead> small_read{}; // a small READ's data (channel.hpp)
+    std::array<char, kSmallRead> small_read{}; // a small READ's data (channel.hpp: kSmallRead)
     std::condition_variable cv;                // a parked worker waits here
     bool woken = false;                        // set, under the pool's lock, by whoever unparks it
     bool stopped = false;             // set, under the pool's lock, when it has left its loop

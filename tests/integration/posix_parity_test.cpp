@@ -2109,7 +2109,7 @@ TEST_CASE("O_APPEND writes always land at the end like on the native filesystem"
 
 namespace {
 
-// Aligned blocks written and read back through descriptors opened O_DIRECT (until 6c02010 the
+// Aligned blocks written and read back through descriptors opened O_DIRECT (until 15deb55 the
 // daemon opened its own descriptor O_DIRECT too, which took no data read from /dev/fuse:
 // docs/decisions/013). Sizes: below two pages, two pages, and more. Offsets and buffers aligned:
 // natively anything else fails EINVAL, through the mount it succeeds.
