@@ -127,15 +127,11 @@ bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
     if (!through) {
         // Folding keeps an ASCII path's length: only a guardfs file of the same length can
         // be this path, in any spelling.
-        bool ascii = true;
-        for (const char c : path) {
-            ascii = ascii && static_cast<unsigned char>(c) < 0x80;
-        }
         bool same_length = false;
         for (const std::string& s : p.self_paths) {
             same_length = same_length || s.size() == path.size();
         }
-        if (ascii && !same_length) {
+        if (!same_length && patterns::is_ascii(path)) {
             return false;
         }
     }

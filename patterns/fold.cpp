@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace guardfs::patterns {
 
@@ -43,15 +45,23 @@ bool needs_fold(std::string_view s) noexcept {
     return false;
 }
 
-void fold_into(std::string_view s, std::string& out) {
-    bool ascii = true;
-    for (const char c : s) {
-        if (static_cast<unsigned char>(c) >= 0x80) {
-            ascii = false;
-            break;
-        }
+bool is_ascii(std::string_view s) noexcept {
+    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+    std::uint64_t high = 0;
+    std::size_t k = 0;
+    for (; k + 8 <= s.size(); k += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, s.data() + k, sizeof w);
+        high |= w;
     }
-    if (ascii) {
+    for (; k < s.size(); ++k) {
+        high |= static_cast<unsigned char>(s[k]);
+    }
+    return (high & kHigh) == 0;
+}
+
+void fold_into(std::string_view s, std::string& out) {
+    if (is_ascii(s)) {
         const std::size_t at = out.size();
         out.resize(at + s.size());
         std::transform(
@@ -82,11 +92,7 @@ void fold_into(std::string_view s, std::string& out) {
 }
 
 bool folds_to(std::string_view s, std::string_view lower) {
-    bool ascii = true;
-    for (const char c : s) {
-        ascii = ascii && static_cast<unsigned char>(c) < 0x80;
-    }
-    if (!ascii) {
+    if (!is_ascii(s)) {
         return fold(s) == lower;
     }
     if (s.size() != lower.size()) {

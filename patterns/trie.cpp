@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace guardfs::patterns {
 
@@ -154,6 +155,11 @@ void SegmentTrie::insert(std::span<const SegmentGlob> segs, std::uint32_t rule, 
             }
             node.bigram_filter[bigram / 64] |= std::uint64_t{1} << (bigram % 64);
             node.by_bigram[bigram].push_back(index);
+            const auto first = static_cast<unsigned char>(chunk[0]);
+            if (((node.bigram_first_filter[first / 64] >> (first % 64)) & 1U) == 0) {
+                node.bigram_first_filter[first / 64] |= std::uint64_t{1} << (first % 64);
+                node.bigram_firsts += chunk[0];
+            }
         } else {
             node.unanchored_globs.push_back(index);
         }
@@ -224,24 +230,46 @@ void SegmentTrie::for_each_child(const Node& node, std::string_view seg, F&& f) 
     };
     node.by_prefix.visit(seg, false, try_glob);
     node.by_suffix.visit(seg, true, try_glob);
-    if (!node.bigram_filter.empty()) {
+    if (!node.bigram_filter.empty() && seg.size() >= 2) {
         // Each glob is tried at the first pair of the name that indexes it, and only there.
-        for (std::size_t i = 0; i + 1 < seg.size(); ++i) {
+        auto try_pair_at = [&](std::size_t i) {
             const std::uint32_t bigram =
                 (static_cast<std::uint32_t>(static_cast<unsigned char>(seg[i])) << 8U) |
                 static_cast<unsigned char>(seg[i + 1]);
             if (((node.bigram_filter[bigram / 64] >> (bigram % 64)) & 1U) == 0) {
-                continue;
+                return;
             }
-            bool seen_before = false;
-            for (std::size_t k = 0; k < i && !seen_before; ++k) {
-                seen_before = seg[k] == seg[i] && seg[k + 1] == seg[i + 1];
-            }
-            if (seen_before) {
-                continue;
+            for (std::size_t k = 0; k < i; ++k) {
+                if (seg[k] == seg[i] && seg[k + 1] == seg[i + 1]) {
+                    return; // tried at k
+                }
             }
             for (const std::uint32_t gi : node.by_bigram.find(bigram)->second) {
                 try_glob(gi);
+            }
+        };
+        // The positions that can start a pair (all but the last byte). With few first bytes,
+        // memchr finds them faster than a test of every byte (callgrind, 1,000 rows of
+        // "*zqtokN*": 680 instructions per decision to about 100).
+        const char* const begin = seg.data();
+        const char* const end = seg.data() + seg.size() - 1;
+        if (node.bigram_firsts.size() <= kMemchrFirsts) {
+            for (const char b : node.bigram_firsts) {
+                for (const char* p = begin; p < end; ++p) {
+                    p = static_cast<const char*>(
+                        std::memchr(p, b, static_cast<std::size_t>(end - p)));
+                    if (p == nullptr) {
+                        break;
+                    }
+                    try_pair_at(static_cast<std::size_t>(p - begin));
+                }
+            }
+        } else {
+            for (const char* p = begin; p < end; ++p) {
+                const auto c = static_cast<unsigned char>(*p);
+                if ((node.bigram_first_filter[c / 64] >> (c % 64)) & 1U) {
+                    try_pair_at(static_cast<std::size_t>(p - begin));
+                }
             }
         }
     }

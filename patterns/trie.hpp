@@ -11,6 +11,7 @@
 #include "patterns/glob.hpp"
 #include "patterns/rule.hpp"
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -120,6 +121,9 @@ private:
     // (first byte, last byte), which rejects most names without hashing them.
     static constexpr std::size_t kDirectLiterals = 6;
 
+    // Up to this many distinct first bytes of bigram globs' pairs, names are searched with memchr.
+    static constexpr std::size_t kMemchrFirsts = 4;
+
     struct Node {
         std::vector<std::pair<std::string, std::uint32_t>> few_literals;
         std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> literal;
@@ -132,6 +136,10 @@ private:
         // no chunk of two bytes ("*", "*a*") are tried one by one.
         std::vector<std::uint64_t> bigram_filter; // 65536 bits; empty when no bigram globs
         std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_bigram;
+        // The distinct first bytes of those pairs: a name is searched for each with memchr when
+        // they are few, and filtered byte by byte on them otherwise (see for_each_child).
+        std::string bigram_firsts;
+        std::array<std::uint64_t, 4> bigram_first_filter{}; // 256 bits
         std::vector<std::uint32_t> unanchored_globs;
         std::vector<Terminal> terminals;
         MatchBest below; // strongest rule strictly below this node (floating tries)

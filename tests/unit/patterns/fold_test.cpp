@@ -59,3 +59,19 @@ TEST_CASE("folds_to agrees with fold for ASCII, Unicode and invalid names", "[pa
     CHECK(guardfs::patterns::folds_to("\xE2\x84\xAA", "k")); // KELVIN SIGN, via full folding
     CHECK(guardfs::patterns::folds_to(".GiT", ".git"));
 }
+
+TEST_CASE("is_ascii finds a byte of 0x80 or more at any position and length", "[patterns][fold]") {
+    // Eight bytes at a time and then one by one: every length up to three words, every
+    // position of the one high byte, and the boundary bytes 0x7F and 0x80.
+    for (std::size_t len = 0; len <= 24; ++len) {
+        const std::string ascii(len, '\x7F');
+        CAPTURE(len);
+        CHECK(guardfs::patterns::is_ascii(ascii));
+        for (std::size_t at = 0; at < len; ++at) {
+            std::string s = ascii;
+            s[at] = '\x80';
+            CAPTURE(at);
+            CHECK_FALSE(guardfs::patterns::is_ascii(s));
+        }
+    }
+}

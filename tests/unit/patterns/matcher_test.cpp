@@ -1,5 +1,6 @@
 // Matching paths against a compiled rule table (design §2): segment runs anywhere, ancestors
 // cover descendants, wide readings on the deny/ask side, exact bytes on the allow side.
+#include "patterns/glob.hpp"
 #include "patterns/rule_table.hpp"
 
 #include <catch2/catch.hpp>
@@ -231,6 +232,59 @@ TEST_CASE("many patterns sharing prefixes and suffixes still match exactly", "[p
     CHECK(judge(t, "/x/file.ext7x") == A);
     CHECK(judge(t, "/x/dir9/subway/leaf") == D);
     CHECK(judge(t, "/x/dir9/way/leaf") == A);
+}
+
+TEST_CASE("globs with '*' at both ends match as the glob alone does, with few or many pairs",
+          "[patterns][trie]") {
+    // The trie tries such a glob only at a pair of bytes of its longest chunk: found with
+    // memchr when the pairs start with few distinct bytes, by a filter on every byte when
+    // they start with many. Checked against SegmentGlob::matches on every name of up to four
+    // bytes over the alphabet, and the rule named must be the first row that matches.
+    const std::vector<std::vector<std::string>> row_sets{
+        {"*ab*", "*ba*", "*aab*", "*bb*a*", "*abc*d*"},                         // 'a', 'b'
+        {"*ab*", "*bc*", "*cd*", "*de*", "*ea*", "*dd*", "*cab*", "*e*db*c*"}}; // 'a'-'e'
+    const std::string alphabet = "abcde";
+    for (const auto& patterns : row_sets) {
+        std::vector<Row> rows;
+        std::vector<SegmentGlob> globs;
+        for (const auto& p : patterns) {
+            rows.push_back({p, D});
+            globs.emplace_back(p);
+        }
+        const auto t = make_table(rows);
+        std::vector<std::string> names{""};
+        for (std::size_t len = 1; len <= 4; ++len) {
+            std::vector<std::string> longer;
+            for (const auto& n : names) {
+                if (n.size() + 1 == len) {
+                    for (const char c : alphabet) {
+                        longer.push_back(n + c);
+                    }
+                }
+            }
+            names.insert(names.end(), longer.begin(), longer.end());
+        }
+        Readings r;
+        for (const auto& name : names) {
+            if (name.empty()) {
+                continue;
+            }
+            CAPTURE(name);
+            std::string expected;
+            for (std::size_t i = 0; i < globs.size() && expected.empty(); ++i) {
+                if (globs[i].matches(name)) {
+                    expected = patterns[i];
+                }
+            }
+            const std::string path = "/dir/" + name; // the readings are views of it
+            r.build(path, 0);
+            const auto m = t.match_guard(r);
+            CHECK(m.matched() == !expected.empty());
+            if (m.matched()) {
+                CHECK(t.rule(m.best.rule).pattern == expected);
+            }
+        }
+    }
 }
 
 TEST_CASE("matching a path resumed after its directory gives what matching it whole gives",
