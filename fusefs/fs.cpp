@@ -4,10 +4,11 @@
 #include "base/path.hpp"
 #include "dataroot/canonicalize.hpp"
 
-#include <fmt/format.h>
-
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
+#include <string_view>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -167,10 +168,15 @@ void OpenHandles::remove(OpenHandle& h) noexcept {
 }
 
 ProcAt::ProcAt(int proc_fds, int fd) noexcept : dir_(proc_fds >= 0 ? proc_fds : AT_FDCWD) {
-    const auto end = proc_fds >= 0
-                         ? fmt::format_to_n(buf_.data(), buf_.size() - 1, "{}", fd)
-                         : fmt::format_to_n(buf_.data(), buf_.size() - 1, "/proc/self/fd/{}", fd);
-    *end.out = '\0';
+    // to_chars rather than fmt: this runs on nearly every request (fmt's int path cost ~70
+    // instructions a call by callgrind, 1% of the daemon's on untar + rm -rf).
+    char* out = buf_.data();
+    if (proc_fds < 0) {
+        constexpr std::string_view kProcFds = "/proc/self/fd/";
+        out = std::copy(kProcFds.begin(), kProcFds.end(), out);
+    }
+    out = std::to_chars(out, buf_.data() + buf_.size() - 1, fd).ptr; // 32 bytes: always fits
+    *out = '\0';
 }
 
 int underlying_path(const Fs& fs, const Inode& inode, std::string& out) {
