@@ -14,8 +14,9 @@
 # POLICY: "empty", "rec" (built-in recommended), "rec+1000" (fsbench's recommended policy plus
 # 1,000 deny rows) or a policy file. perf mode ends with the share of the daemon's samples
 # spent in the guard's own code (namespaces guard, patterns, dataroot), the part a policy can
-# change. Environment: WORKLOAD ("meta", the default; or "untar": untar and rm -rf of
-# /usr/share/cmake-3.25, UNTARS times, default 3), N (files,
+# change. Environment: WORKLOAD ("meta", the default; "untar": untar and rm -rf of
+# /usr/share/cmake-3.25, UNTARS times, default 3; or "git": that tree untarred through the
+# mount before counting starts, then git init, add -A and commit, as fsbench), N (files,
 # default 2000 for callgrind, 10000 for perf), APPENDS (open/append/close loop, default N),
 # OUT (output directory, default /var/tmp/fsprof-<tool>-<policy>), GUARDFS (binary, default
 # build/guardfs, copied first so a concurrent rebuild does not change it).
@@ -74,6 +75,29 @@ wait_mounted() {
     exit 1
 }
 
+WORKLOAD=${WORKLOAD:-meta}
+UNTARS=${UNTARS:-3}
+tarball="$OUT/tree.tar"
+case "$WORKLOAD" in
+    meta) ;;
+    untar | git)
+        # Without its one test key (`*.pfx`), which the recommended policy guards (as fsbench).
+        tar -C /usr/share --exclude="*.pfx" -cf "$tarball" cmake-3.25 ;;
+    *) echo "unknown WORKLOAD $WORKLOAD" >&2; exit 2 ;;
+esac
+export GIT_CONFIG_NOSYSTEM=1 HOME="$OUT" GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.invalid \
+    GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.invalid GIT_CONFIG_COUNT=3 \
+    GIT_CONFIG_KEY_0=gc.auto GIT_CONFIG_VALUE_0=0 GIT_CONFIG_KEY_1=init.defaultBranch \
+    GIT_CONFIG_VALUE_1=main GIT_CONFIG_KEY_2=maintenance.auto GIT_CONFIG_VALUE_2=false
+
+# What the workload needs in the mount before counting starts.
+prepare() {
+    if [ "$WORKLOAD" = git ]; then
+        mkdir "$ws/repo"
+        tar -C "$ws/repo" --strip-components=1 -xf "$tarball"
+    fi
+}
+
 if [ "$tool" = callgrind ]; then
     # On /dev/fuse always: with FUSE over io_uring switched on, a run under valgrind hung at
     # its first request (stop 20).
@@ -81,25 +105,19 @@ if [ "$tool" = callgrind ]; then
         "$OUT/guardfs" mount -f -o no_io_uring "${polargs[@]}" "$ws" >"$OUT/daemon.log" 2>&1 &
     daemon=$!
     wait_mounted
+    prepare
     callgrind_control -z "$daemon" >/dev/null
 elif [ "$tool" = perf ]; then
     "$OUT/guardfs" mount -f "${polargs[@]}" "$ws" >"$OUT/daemon.log" 2>&1 &
     daemon=$!
     wait_mounted
+    prepare
     perf record -q -e cpu-clock -F 2000 -g -p "$daemon" -o "$OUT/perf.data" >/dev/null 2>&1 &
     perfpid=$!
     sleep 1
 else
     echo "unknown tool $tool" >&2
     exit 2
-fi
-
-WORKLOAD=${WORKLOAD:-meta}
-UNTARS=${UNTARS:-3}
-tarball="$OUT/tree.tar"
-if [ "$WORKLOAD" = untar ]; then
-    # Without its one test key (`*.pfx`), which the recommended policy guards (as fsbench).
-    tar -C /usr/share --exclude="*.pfx" -cf "$tarball" cmake-3.25
 fi
 
 cd "$ws"
@@ -109,6 +127,8 @@ if [ "$WORKLOAD" = untar ]; then
         tar -xf "$tarball"
         rm -rf cmake-3.25
     done
+elif [ "$WORKLOAD" = git ]; then
+    (cd repo && git init -q && git add -A && git commit -q -m import)
 else
 python3 -I -S - "$N" "$APPENDS" <<'EOF'
 import os, sys, subprocess
@@ -138,6 +158,8 @@ end=$(date +%s.%N)
 cd /
 if [ "$WORKLOAD" = untar ]; then
     echo "workload: $UNTARS x (untar + rm -rf of /usr/share/cmake-3.25): $(echo "$end - $start" | bc) s (under $tool)"
+elif [ "$WORKLOAD" = git ]; then
+    echo "workload: git init + add -A + commit of /usr/share/cmake-3.25: $(echo "$end - $start" | bc) s (under $tool)"
 else
     echo "workload: $N files create/stat x3/rename/unlink + $APPENDS open/append/close: $(echo "$end - $start" | bc) s (under $tool)"
 fi
