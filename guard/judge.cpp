@@ -66,13 +66,15 @@ Readings& scratch_readings() {
 
 // The guard rows' state after the directories this thread judged paths in lately (a program
 // works in a few directories at a time): a path below one walks only its own name through the
-// rows (patterns::GuardPrefix). A directory gets a state the second time it is seen, so paths
-// scattered over many directories pay a hash, not a state each. Per thread, for one policy; a
-// reload starts it afresh.
+// rows (patterns::GuardPrefix). A directory under one that has a state gets its own at once,
+// carried down from it (a walk of the segments between them); any other gets one the second
+// time it is seen, so paths scattered over many unrelated directories pay a hash, not a state
+// each. The least recently used state is replaced. Per thread, for one policy; a reload starts
+// it afresh.
 class DirMemo {
 public:
     // The state for the directory of `path`, or null: for a path directly below "/" (nothing to
-    // resume), or a directory not seen lately.
+    // resume), or a directory not seen lately with no state above it.
     patterns::GuardPrefix* find(const Context& ctx, std::string_view path) {
         const std::size_t slash = path.rfind('/');
         if (slash == std::string_view::npos || slash == 0) {
@@ -82,35 +84,62 @@ public:
         if (policy_ != ctx.owner) {
             policy_ = ctx.owner; // held: a later policy cannot take its address
             used_ = 0;
-            next_ = 0;
             seen_.fill(0);
         }
+        ++clock_;
+        std::size_t above = kNone; // the nearest directory above `dir` with a state
         for (std::size_t i = 0; i < used_; ++i) {
             const std::string& known = entries_[i].dir();
             if (known.size() == dir.size() && known == dir) {
+                last_used_[i] = clock_;
                 return &entries_[i];
             }
+            if (known.size() < dir.size() && dir[known.size()] == '/' && dir.starts_with(known) &&
+                (above == kNone || known.size() > entries_[above].dir().size())) {
+                above = i;
+            }
         }
-        const std::size_t h = std::hash<std::string_view>{}(dir) | 1U; // 0 marks an empty slot
-        const auto seen = std::find(seen_.begin(), seen_.end(), h);
-        if (seen == seen_.end()) {
-            seen_[seen_next_] = h;
-            seen_next_ = (seen_next_ + 1) % seen_.size();
-            return nullptr;
+        if (above == kNone) {
+            const std::size_t h = std::hash<std::string_view>{}(dir) | 1U; // 0: an empty slot
+            const auto seen = std::find(seen_.begin(), seen_.end(), h);
+            if (seen == seen_.end()) {
+                seen_[seen_next_] = h;
+                seen_next_ = (seen_next_ + 1) % seen_.size();
+                return nullptr;
+            }
+            *seen = 0;
         }
-        *seen = 0;
-        patterns::GuardPrefix& e = entries_[next_];
-        next_ = (next_ + 1) % entries_.size();
-        used_ = std::min(used_ + 1, entries_.size());
-        e.reset(dir);
+        // A free slot, else the least recently used one; never the state carried down from.
+        std::size_t slot = used_;
+        if (used_ == entries_.size()) {
+            slot = kNone;
+            for (std::size_t i = 0; i < entries_.size(); ++i) {
+                if (i != above && (slot == kNone || last_used_[i] < last_used_[slot])) {
+                    slot = i;
+                }
+            }
+        } else {
+            ++used_;
+        }
+        patterns::GuardPrefix& e = entries_[slot];
+        if (above != kNone) {
+            last_used_[above] = clock_;
+            ctx.policy.write.carry_down(entries_[above], dir, e);
+        } else {
+            e.reset(dir);
+        }
+        last_used_[slot] = clock_;
         return &e;
     }
 
 private:
+    static constexpr std::size_t kNone = SIZE_MAX;
+
     std::shared_ptr<const CompiledPolicy> policy_; // the entries are this policy's
     std::array<patterns::GuardPrefix, 8> entries_;
+    std::array<std::uint64_t, 8> last_used_{};
+    std::uint64_t clock_ = 0;
     std::size_t used_ = 0;
-    std::size_t next_ = 0;               // replaced next (round robin)
     std::array<std::size_t, 16> seen_{}; // hashes of directories seen once lately
     std::size_t seen_next_ = 0;
 };

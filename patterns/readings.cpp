@@ -120,6 +120,14 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
     any_fold_ = any_fold;
     any_backslash_ = any_backslash;
+    if (every_reading && !any_fold && !any_backslash) {
+        // Every reading is the raw one: the views share its segments (a directory's state is
+        // made this way whenever DirMemo meets a new directory).
+        views_.push_back(ReadingView{Reading::Folded, raw_, strip_raw_});
+        views_.push_back(ReadingView{Reading::Backslash, raw_, strip_raw_});
+        views_.push_back(ReadingView{Reading::FoldedBackslash, raw_, strip_raw_});
+        return;
+    }
     any_fold = any_fold || every_reading;
     any_backslash = any_backslash || every_reading;
     if (any_fold) {
@@ -153,6 +161,9 @@ void Readings::build_below(const Readings& dir, std::string_view name) {
     // A directory built with every_reading holds all four readings, in order; its flags say
     // which of them a path below it needs when the name needs none.
     assert(dir.views_.size() == 4);
+    const auto dir_folded = dir.views_[1].segs; // the directory's readings, in Reading order
+    const auto dir_bs_raw = dir.views_[2].segs; // (views, not members: they may share one)
+    const auto dir_bs_folded = dir.views_[3].segs;
     views_.clear();
     strip_raw_ = 0;
     raw_.assign(dir.raw_.begin(), dir.raw_.end());
@@ -171,18 +182,18 @@ void Readings::build_below(const Readings& dir, std::string_view name) {
         folded_name = folded_buf_;
     }
     if (any_fold_) {
-        folded_.assign(dir.folded_.begin(), dir.folded_.end());
+        folded_.assign(dir_folded.begin(), dir_folded.end());
         if (!name.empty()) {
             folded_.push_back(folded_name);
         }
         views_.push_back(ReadingView{Reading::Folded, folded_, 0});
     }
     if (any_backslash_) {
-        bs_raw_.assign(dir.bs_raw_.begin(), dir.bs_raw_.end());
+        bs_raw_.assign(dir_bs_raw.begin(), dir_bs_raw.end());
         append_backslash_parts(name, bs_raw_);
         views_.push_back(ReadingView{Reading::Backslash, bs_raw_, 0});
         if (any_fold_) {
-            bs_folded_.assign(dir.bs_folded_.begin(), dir.bs_folded_.end());
+            bs_folded_.assign(dir_bs_folded.begin(), dir_bs_folded.end());
             append_backslash_parts(folded_name, bs_folded_);
             views_.push_back(ReadingView{Reading::FoldedBackslash, bs_folded_, 0});
         }

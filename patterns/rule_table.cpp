@@ -4,6 +4,8 @@
 #include "base/path.hpp"
 #include "patterns/fold.hpp"
 
+#include <algorithm>
+
 namespace guardfs::patterns {
 
 namespace {
@@ -124,6 +126,17 @@ void GuardPrefix::reset(std::string_view dir) {
     ready_.fill(false);
 }
 
+std::size_t GuardPrefix::ready_twin(std::size_t k) const noexcept {
+    const auto segs = readings_.all()[k].segs;
+    for (std::size_t j = 0; j < ready_.size(); ++j) {
+        const auto other = readings_.all()[j].segs;
+        if (j != k && ready_[j] && other.data() == segs.data() && other.size() == segs.size()) {
+            return j;
+        }
+    }
+    return kNoTwin;
+}
+
 GuardMatch RuleTable::match_guard(const Readings& r, GuardPrefix& dir) const {
     if (!has_guard_) {
         return GuardMatch{};
@@ -137,13 +150,38 @@ GuardMatch RuleTable::match_guard(const Readings& r, GuardPrefix& dir) const {
         if (!dir.ready_[k]) {
             const auto lead = dir.readings_.all()[k].segs;
             dir.lead_[k] = lead.size();
-            dir.floating_[k] = guard_floating_.advance(lead);
-            dir.anchored_[k] = guard_anchored_.advance(lead);
+            if (const std::size_t j = dir.ready_twin(k); j != GuardPrefix::kNoTwin) {
+                dir.floating_[k] = dir.floating_[j]; // the same segments: the same walks
+                dir.anchored_[k] = dir.anchored_[j];
+            } else {
+                dir.floating_[k] = guard_floating_.advance(lead);
+                dir.anchored_[k] = guard_anchored_.advance(lead);
+            }
             dir.ready_[k] = true;
         }
         guard_floating_.match_resumed(dir.floating_[k], v.segs, dir.lead_[k], b);
         guard_anchored_.match_resumed(dir.anchored_[k], v.segs, dir.lead_[k], b);
     });
+}
+
+void RuleTable::carry_down(const GuardPrefix& above, std::string_view dir,
+                           GuardPrefix& below) const {
+    below.reset(dir);
+    for (std::size_t k = 0; k < below.ready_.size(); ++k) {
+        if (!above.ready_[k]) {
+            continue; // made when a path needs it (often as a copy of a twin, ready_twin)
+        }
+        const auto lead = below.readings_.all()[k].segs;
+        const auto above_lead = above.readings_.all()[k].segs;
+        if (above_lead.size() != above.lead_[k] || above_lead.size() > lead.size() ||
+            !std::equal(above_lead.begin(), above_lead.end(), lead.begin())) {
+            continue; // not the start of this reading: made from the first segment when needed
+        }
+        below.lead_[k] = lead.size();
+        below.floating_[k] = guard_floating_.advance_from(above.floating_[k], lead, above.lead_[k]);
+        below.anchored_[k] = guard_anchored_.advance_from(above.anchored_[k], lead, above.lead_[k]);
+        below.ready_[k] = true;
+    }
 }
 
 GuardMatch RuleTable::match_guard_partial(const Readings& r) const {

@@ -12,6 +12,7 @@
 #include "patterns/trie.hpp"
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,6 +49,12 @@ public:
 
 private:
     friend class RuleTable;
+    static constexpr std::size_t kNoTwin = SIZE_MAX;
+
+    // A reading whose state is made and whose segments are reading k's very own (the views
+    // share them: the directory has nothing to fold or split), or kNoTwin.
+    [[nodiscard]] std::size_t ready_twin(std::size_t k) const noexcept;
+
     std::string dir_;
     Readings readings_;           // of dir_, every reading
     std::array<bool, 4> ready_{}; // per Reading: lead_, floating_, anchored_ made
@@ -77,6 +84,14 @@ public:
     // directory's), resuming from the directory's state where a reading is not stripped. The
     // state is this table's: `dir` must not be used with another table without a reset.
     [[nodiscard]] GuardMatch match_guard(const Readings& r, GuardPrefix& dir) const;
+
+    // Makes `below` the state for `dir`, a directory under above.dir(), as below.reset(dir)
+    // would, but with each reading's state that `above` has made carried on through dir's
+    // further segments instead of walked again from the first: a few segments' walk rather
+    // than the whole path's. A reading whose leading segments are not above's (cannot happen
+    // for a directory under it), and every reading when `below` is `above`, is left to be made
+    // from the first segment, as after reset().
+    void carry_down(const GuardPrefix& above, std::string_view dir, GuardPrefix& below) const;
 
     // Deny/ask rows with a proper prefix matching a suffix of the target: rows whose guarding
     // run passes through the target's last segment (design §3, rename).

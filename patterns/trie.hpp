@@ -75,6 +75,11 @@ public:
     // The state of match() after `lead`, the leading segments of the paths it is for.
     [[nodiscard]] Resume advance(std::span<const std::string_view> lead) const;
 
+    // The same as advance(lead) when `above` is advance() of lead's first `above_size`
+    // segments: the walks through them carried on, and new ones started after them.
+    [[nodiscard]] Resume advance_from(const Resume& above, std::span<const std::string_view> lead,
+                                      std::size_t above_size) const;
+
     // The same as match(segs, 0, out) when segs[0, from) are the segments `resume` was made
     // from (advance()): the walks through them resumed, and new ones started after them.
     void match_resumed(const Resume& resume, std::span<const std::string_view> segs,

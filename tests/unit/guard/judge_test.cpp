@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <sys/stat.h>
@@ -304,4 +305,65 @@ TEST_CASE("with no policy file the built-in recommended set applies", "[guard][j
     CHECK(test::write_to(j, "/w/src/main.c").verdict == Verdict::Allow);
     CHECK(test::write_to(j, "/w/README.md").verdict == Verdict::Allow);
     CHECK(test::write_to(j, "/w/.gitignore").verdict == Verdict::Allow);
+}
+
+TEST_CASE("a decision does not depend on the directories judged before it",
+          "[guard][judge][memo]") {
+    // The judge keeps, per thread, the rows' state after directories it judged paths in lately,
+    // and carries a new directory's state down from one above it (DirMemo, RuleTable::
+    // carry_down). Paths over a tree with shared, folded, backslashed and anchored directories,
+    // judged in one sequence (the states built, carried, replaced), must decide as each does
+    // judged alone (a second policy judged in between empties the memo every time).
+    const std::string yaml = "recommended: true\n"
+                             "deny: [.env, 'a/b/c', '*secret*', 'Node_Modules/.bin', '*.PEM.bak',\n"
+                             "       'deep/er/still/more', 'x/*/y']\n"
+                             "ask: [docs, 'b/c', 'k*/d*']\n";
+    guard::Judge subject(test::policy_of(yaml), g_fs);
+    guard::Judge reference(test::policy_of(yaml), g_fs);
+    guard::Judge other(test::policy_of("deny: [.other]\n"), g_fs);
+    const std::vector<std::string> names{"a",         "b",
+                                         "c",         "d",
+                                         "x",         "y",
+                                         "k",         "docs",
+                                         "Docs",      ".env",
+                                         "deep",      "er",
+                                         "still",     "more",
+                                         ".git",      "hooks",
+                                         "objects",   "ab",
+                                         "mysecret",  "B",
+                                         "a\\b",      "\xc3\xa9t\xc3\xa9",
+                                         ".bin",      "Node_Modules",
+                                         "f.PEM.bak", "file.txt"};
+    std::uint32_t seed = 4242;
+    auto next = [&seed] {
+        seed = seed * 1103515245U + 12345U;
+        return (seed >> 16U) & 0x7fffU;
+    };
+    std::vector<std::string> paths;
+    std::string cwd = "/w";
+    for (int n = 0; n < 4000; ++n) {
+        // Walk like a program: down a level, back up, or stay, and write a name there.
+        const auto move = next() % 4;
+        if (move == 0 && std::count(cwd.begin(), cwd.end(), '/') < 8) {
+            cwd += "/" + names[next() % names.size()];
+        } else if (move == 1 && cwd != "/w") {
+            cwd.resize(cwd.rfind('/'));
+        }
+        paths.push_back(cwd + "/" + names[next() % names.size()]);
+    }
+    std::vector<Decision> in_sequence;
+    for (const auto& p : paths) {
+        in_sequence.push_back(test::write_to(subject, p));
+    }
+    std::size_t guarded = 0;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        (void)test::write_to(other, "/w/z");
+        const Decision alone = test::write_to(reference, paths[i]);
+        CAPTURE(paths[i]);
+        CHECK(in_sequence[i].verdict == alone.verdict);
+        CHECK(in_sequence[i].rule == alone.rule);
+        CHECK(in_sequence[i].tier == alone.tier);
+        guarded += alone.verdict != Verdict::Allow ? 1 : 0;
+    }
+    CHECK(guarded > paths.size() / 10); // the paths do meet the rows
 }

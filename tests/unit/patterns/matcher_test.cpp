@@ -374,5 +374,43 @@ TEST_CASE("matching a path resumed after its directory gives what matching it wh
             below.build_below(dir.readings(), std::string_view(path).substr(last + 1));
             CHECK(verdict_of(t.match_guard(below, dir)) == expected);
         }
+        // A directory's state carried down from one above it (DirMemo), for every pair of
+        // directories on the path; the one above used first by this path (its readings'
+        // states made), by a path without capitals, or not at all (nothing to carry).
+        std::vector<std::size_t> slashes;
+        for (std::size_t at = path.find('/', 1); at != std::string::npos;
+             at = path.find('/', at + 1)) {
+            slashes.push_back(at);
+        }
+        for (std::size_t a = 0; a < slashes.size(); ++a) {
+            for (std::size_t d = a + 1; d < slashes.size(); ++d) {
+                const std::string_view upper = std::string_view(path).substr(0, slashes[a]);
+                const std::string_view lower = std::string_view(path).substr(0, slashes[d]);
+                CAPTURE(upper, lower);
+                GuardPrefix above;
+                above.reset(upper);
+                const std::string plain = std::string(upper) + "/x/file.txt";
+                Readings other;
+                switch (next() % 3) {
+                case 0:
+                    (void)t.match_guard(whole, above);
+                    break;
+                case 1:
+                    other.build(plain, 0);
+                    (void)t.match_guard(other, above);
+                    break;
+                default:
+                    break;
+                }
+                GuardPrefix carried;
+                t.carry_down(above, lower, carried);
+                CHECK(verdict_of(t.match_guard(whole, carried)) == expected);
+                if (d + 1 == slashes.size()) {
+                    below.build_below(carried.readings(),
+                                      std::string_view(path).substr(slashes[d] + 1));
+                    CHECK(verdict_of(t.match_guard(below, carried)) == expected);
+                }
+            }
+        }
     }
 }
