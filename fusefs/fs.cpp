@@ -179,10 +179,43 @@ ProcAt::ProcAt(int proc_fds, int fd) noexcept : dir_(proc_fds >= 0 ? proc_fds : 
     *out = '\0';
 }
 
-int underlying_path(const Fs& fs, const Inode& inode, std::string& out) {
+namespace {
+
+// underlying_path of a detached inode (Inode::fd): the path of the directory it was last looked
+// up in and its name there, while that name leads to it. ENOENT otherwise.
+int detached_path(Fs& fs, const Inode& inode, std::string& out) {
+    std::string name;
+    Inode* parent = fs.inodes.pin_parent(inode, name);
+    if (parent == nullptr) {
+        return ENOENT;
+    }
+    int err = underlying_path(fs, *parent, out);
+
+    struct stat st {};
+
+    if (err == 0 && (::fstatat(parent->fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                     st.st_dev != inode.dev || st.st_ino != inode.ino)) {
+        err = ENOENT; // renamed or removed where the mount did not see it
+    }
+    fs.inodes.forget(fs.inodes.id_of(*parent), 1);
+    if (err == 0) {
+        if (out != "/") {
+            out += '/';
+        }
+        out += name;
+    }
+    return err;
+}
+
+} // namespace
+
+int underlying_path(Fs& fs, const Inode& inode, std::string& out) {
     if (&inode == &fs.inodes.root()) {
         out = fs.cfg.ws_real;
         return 0;
+    }
+    if (!inode.fd.valid()) {
+        return detached_path(fs, inode, out);
     }
     const ProcAt proc(fs, inode.fd.get());
     // Not zeroed (4 KiB on every judged request): only the n bytes readlinkat fills are read.
@@ -229,7 +262,7 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
     }
 }
 
-int target_of_inode(const Fs& fs, Inode& inode, guard::Target& target) {
+int target_of_inode(Fs& fs, Inode& inode, guard::Target& target) {
     std::string path;
     if (const int err = underlying_path(fs, inode, path); err != 0) {
         return err;
@@ -250,8 +283,7 @@ int target_of_inode(const Fs& fs, Inode& inode, guard::Target& target) {
     return 0;
 }
 
-int target_of_entry(const Fs& fs, const Inode& parent, std::string_view name,
-                    guard::Target& target) {
+int target_of_entry(Fs& fs, const Inode& parent, std::string_view name, guard::Target& target) {
     std::string path;
     if (const int err = underlying_path(fs, parent, path); err != 0) {
         return err;

@@ -203,8 +203,9 @@ private:
 
 // The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every
 // rename, wherever it was made. Returns 0, or an errno: ENOENT when the inode was deleted,
-// EXDEV when it no longer lies under the workspace.
-int underlying_path(const Fs& fs, const Inode& inode, std::string& out);
+// EXDEV when it no longer lies under the workspace. A detached inode (Inode::fd) is placed by
+// the directory and name of its last lookup, and is ENOENT when that name leads elsewhere now.
+int underlying_path(Fs& fs, const Inode& inode, std::string& out);
 
 // Adds the views of an underlying path (absolute, under ws_real) to a target: as spelled under
 // the mount point, and as the canonical underlying path when the two differ.
@@ -213,10 +214,9 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
 
 // A target for an inode: its current path, and every other name seen for it (design §3).
 // Returns 0 or an errno (the caller refuses the operation: where it lands is unknown).
-int target_of_inode(const Fs& fs, Inode& inode, guard::Target& target);
+int target_of_inode(Fs& fs, Inode& inode, guard::Target& target);
 
 // A target for `name` in directory `parent`. Returns 0 or an errno.
-int target_of_entry(const Fs& fs, const Inode& parent, std::string_view name,
-                    guard::Target& target);
+int target_of_entry(Fs& fs, const Inode& parent, std::string_view name, guard::Target& target);
 
 } // namespace guardfs::fusefs

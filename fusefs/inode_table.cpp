@@ -128,6 +128,28 @@ void InodeTable::touch(Inode& inode, const Inode& parent, std::string_view name)
     }
 }
 
+Inode* InodeTable::pin_parent(const Inode& inode, std::string& name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Key key{};
+    {
+        std::lock_guard<std::mutex> inode_lock(inode.m);
+        if (!inode.has_parent) {
+            return nullptr;
+        }
+        key = Key{inode.parent_dev, inode.parent_ino};
+        name = inode.entry_name;
+    }
+    if (key.dev == root_.dev && key.ino == root_.ino) {
+        return &root_;
+    }
+    const auto it = map_.find(key);
+    if (it == map_.end() || !S_ISDIR(it->second->type) || !it->second->fd.valid()) {
+        return nullptr;
+    }
+    ++it->second->nlookup;
+    return it->second.get();
+}
+
 std::vector<InodeTable::Entry>
 InodeTable::reclaim_candidates(std::size_t n, const std::unordered_set<std::string>* in_use) {
     struct Candidate {

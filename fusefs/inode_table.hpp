@@ -40,7 +40,11 @@ struct Listing {
 };
 
 struct Inode {
-    base::UniqueFd fd; // O_PATH | O_NOFOLLOW, never closed while the inode is in the table
+    // O_PATH | O_NOFOLLOW, set when the inode enters the table and never changed or closed while
+    // it is there. Invalid for a *detached* inode: a non-directory looked up while the daemon
+    // had no descriptor to spare, reached again through the directory and name of its last
+    // lookup for each use (fusefs/ops_common.hpp: InodeFd). A directory is never detached.
+    base::UniqueFd fd;
     dev_t dev = 0;
     ino_t ino = 0;
     mode_t type = 0;                        // S_IFMT bits
@@ -50,7 +54,7 @@ struct Inode {
 
     std::atomic<std::uint64_t> stamp{0}; // when the kernel last looked it up (a sequence number)
 
-    std::mutex m;                   // protects the members below; after InodeTable::mutex_
+    mutable std::mutex m;           // protects the members below; after InodeTable::mutex_
     std::vector<std::string> names; // underlying paths seen for a file with several links
     std::uint64_t nopen = 0;
     // Where the kernel last looked it up: the parent's identity (not its FUSE id, an address
@@ -117,8 +121,14 @@ public:
         return count_.load(std::memory_order_relaxed);
     }
 
-    // Records that the kernel looked `inode` up as `name` in the directory `parent`, now.
+    // Records that the kernel looked `inode` up as `name` in the directory `parent`, now (also
+    // after a rename through the mount, which moves the kernel's entry without a lookup).
     void touch(Inode& inode, const Inode& parent, std::string_view name);
+
+    // The directory `inode` was last looked up in, with its lookup count raised by one so that
+    // it stays in the table (give it back with forget(id_of(*parent), 1); the root is never
+    // forgotten), and the name there; nullptr when that directory is no longer in the table.
+    Inode* pin_parent(const Inode& inode, std::string& name);
 
     // A kernel entry whose invalidation lets the kernel forget an inode.
     struct Entry {

@@ -38,21 +38,79 @@ Inode* lookup_known(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e
 
 } // namespace
 
+InodeFd::InodeFd(Fs& fs, const Inode& inode) {
+    if (inode.fd.valid()) {
+        fd_ = inode.fd.get();
+        return;
+    }
+    std::string name;
+    Inode* parent = fs.inodes.pin_parent(inode, name);
+    if (parent == nullptr) {
+        err_ = ESTALE;
+        return;
+    }
+    owned_.reset(open_relieved(fs, [&] {
+        return ::openat(parent->fd.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }));
+    err_ = owned_.valid() ? 0 : errno;
+
+    struct stat st {};
+
+    if (err_ == 0 && (::fstatat(owned_.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 ||
+                      st.st_dev != inode.dev || st.st_ino != inode.ino)) {
+        err_ = ESTALE; // renamed or removed where the mount did not see it: not this file
+        owned_.reset();
+    }
+    if (err_ == ENOENT) {
+        err_ = ESTALE;
+    }
+    fs.inodes.forget(fs.inodes.id_of(*parent), 1);
+    fd_ = owned_.get();
+}
+
 int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_t listed_ino) {
     std::memset(&e, 0, sizeof e);
     e.attr_timeout = fs.cfg.timeout;
     e.entry_timeout = fs.cfg.timeout;
     Inode* found = lookup_known(fs, parent, name, e, listed_ino);
     if (found == nullptr) {
-        base::UniqueFd fd(open_relieved(
-            fs, [&] { return ::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC); }));
-        if (!fd.valid()) {
-            return errno;
+        const auto open = [&] {
+            return ::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        };
+        base::UniqueFd fd(open());
+        if (!fd.valid() && (errno == EMFILE || errno == ENFILE)) {
+            // No descriptor to spare. The kernel holds this directory's lock for the lookup, so
+            // it cannot forget entries here until the lookup ends: in a walk of one directory
+            // larger than the limit, waiting for the reclaimer only runs out its time. An inode
+            // in the table already needs no descriptor (a directory whose entry the reclaimer
+            // dropped while files below it stay open); a new non-directory is held detached
+            // (Inode::fd); only a new directory waits.
+            if (::fstatat(parent.fd.get(), name, &e.attr, AT_SYMLINK_NOFOLLOW) != 0) {
+                return errno;
+            }
+            found = fs.inodes.acquire_known(e.attr);
+            if (found == nullptr && !S_ISDIR(e.attr.st_mode)) {
+                found = &fs.inodes.acquire(base::UniqueFd(), e.attr);
+            } else if (found == nullptr) {
+                fd.reset(open_relieved(fs, open));
+            }
         }
-        if (::fstatat(fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-            return errno;
+        if (found == nullptr) {
+            if (!fd.valid()) {
+                return errno;
+            }
+            if (::fstatat(fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+                return errno;
+            }
+            found = &fs.inodes.acquire(std::move(fd), e.attr);
         }
-        found = &fs.inodes.acquire(std::move(fd), e.attr);
+    }
+    if (found->type != (e.attr.st_mode & S_IFMT)) {
+        // A detached inode's number, passed to a file of another kind after it was deleted
+        // (nothing held it): not the same file, and not one the kernel may be handed under the
+        // old one's id. The name works again once the kernel forgets the old inode.
+        fs.inodes.forget(fs.inodes.id_of(*found), 1);
+        return ESTALE;
     }
     Inode& in = *found;
     e.ino = fs.inodes.id_of(in);
@@ -106,7 +164,10 @@ int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
     if (err == ENOENT) {
         struct stat st {};
 
-        if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+        // A detached inode with no name left cannot be reached to ask: refused as ENOENT.
+        if (const InodeFd fd(fs, inode);
+            fd.get() >= 0 &&
+            ::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
             st.st_nlink == 0) {
             p.request.targets.pop_back();
             p.judge = !p.request.targets.empty();
@@ -242,7 +303,7 @@ int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept 
     return ::fchmodat(proc.dir(), proc.name(), st.st_mode & 07777 & ~clear, 0) == 0 ? 0 : errno;
 }
 
-int open_parent_of(const Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name) {
+int open_parent_of(Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name) {
     std::string path;
     if (const int err = underlying_path(fs, inode, path); err != 0) {
         return err;

@@ -82,6 +82,24 @@ int open_relieved(Fs& fs, Open&& open) {
     return fd;
 }
 
+// An inode's descriptor for one operation: the table's own (no system call), or for a detached
+// inode (Inode::fd) one opened again by the directory and name of its last lookup, checked to
+// be the same file, and closed at the end. get() is -1 when none could be had; error() then
+// says why (ESTALE: the name leads elsewhere now, or its directory is no longer known).
+class InodeFd {
+public:
+    InodeFd(Fs& fs, const Inode& inode);
+
+    [[nodiscard]] int get() const noexcept { return fd_; }
+
+    [[nodiscard]] int error() const noexcept { return err_; }
+
+private:
+    base::UniqueFd owned_;
+    int fd_ = -1;
+    int err_ = 0;
+};
+
 // Adds a target for an existing inode to p.request (design §3: its path and its other names).
 // A file with no name left (unlinked, still open) changes no path when it is written, so it is
 // not judged: p.judge becomes false. Returns 0 or an errno (then the operation is refused).
@@ -136,6 +154,6 @@ int clear_setid(const Fs& fs, fuse_req_t req, int fd, SetidCaller how) noexcept;
 // Opens the parent directory of a non-directory inode inside the workspace (no symlink
 // followed, nothing outside the workspace reached) and returns the inode's name in it, checked
 // to still be that inode. For operations a symlink needs without following it. 0 or an errno.
-int open_parent_of(const Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name);
+int open_parent_of(Fs& fs, const Inode& inode, base::UniqueFd& parent, std::string& name);
 
 } // namespace guardfs::fusefs

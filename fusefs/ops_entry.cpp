@@ -105,9 +105,15 @@ void do_getattr_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
     struct stat st {};
 
-    const int fd = fi != nullptr ? file_handle(fi).fd() : inode_of(fs, ino).fd.get();
-    if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-        fuse_reply_err(req, errno);
+    if (fi != nullptr) {
+        if (::fstat(file_handle(fi).fd(), &st) != 0) {
+            fuse_reply_err(req, errno);
+            return;
+        }
+    } else if (const InodeFd fd(fs, inode_of(fs, ino));
+               fd.get() < 0 ||
+               ::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+        fuse_reply_err(req, fd.get() < 0 ? fd.error() : errno);
         return;
     }
     fuse_reply_attr(req, &st, fs.self_files.contains(st.st_dev, st.st_ino) ? 0.0 : fs.cfg.timeout);
@@ -116,7 +122,12 @@ void do_getattr_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void do_readlink_op(fuse_req_t req, fuse_ino_t ino) {
     Fs& fs = fs_of(req);
     std::array<char, PATH_MAX + 1> buf{};
-    const ssize_t n = ::readlinkat(inode_of(fs, ino).fd.get(), "", buf.data(), buf.size());
+    const InodeFd fd(fs, inode_of(fs, ino));
+    if (fd.get() < 0) {
+        fuse_reply_err(req, fd.error());
+        return;
+    }
+    const ssize_t n = ::readlinkat(fd.get(), "", buf.data(), buf.size());
     if (n < 0) {
         fuse_reply_err(req, errno);
         return;
@@ -151,7 +162,11 @@ void do_access_op(fuse_req_t req, fuse_ino_t ino, int mask) {
         fuse_reply_err(req, 0);
         return;
     }
-    if (const ProcAt proc(fs, in.fd.get()); ::faccessat(proc.dir(), proc.name(), mask, 0) != 0) {
+    if (const InodeFd fd(fs, in); fd.get() < 0) {
+        fuse_reply_err(req, fd.error());
+        return;
+    } else if (const ProcAt proc(fs, fd.get());
+               ::faccessat(proc.dir(), proc.name(), mask, 0) != 0) {
         fuse_reply_err(req, errno);
         return;
     }
@@ -203,8 +218,7 @@ int build_setattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, struc
     return add_inode_target(fs, in, p);
 }
 
-int set_times(const Fs& fs, const Inode& in, const struct stat& attr, int valid,
-              fuse_file_info* fi) {
+int set_times(Fs& fs, const Inode& in, const struct stat& attr, int valid, fuse_file_info* fi) {
     struct timespec tv[2];
     tv[0].tv_sec = tv[1].tv_sec = 0;
     tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
@@ -221,8 +235,9 @@ int set_times(const Fs& fs, const Inode& in, const struct stat& attr, int valid,
     if (fi != nullptr) {
         return ::futimens(file_handle(fi).fd(), tv) == 0 ? 0 : errno;
     }
-    if (S_ISLNK(in.type)) {
-        // Never through /proc/self/fd: that would follow the link, maybe out of the tree.
+    if (S_ISLNK(in.type) || !in.fd.valid()) {
+        // Never through /proc/self/fd: that would follow the link, maybe out of the tree. A
+        // detached inode (Inode::fd) is reached the same way, by its directory and name.
         base::UniqueFd parent;
         std::string name;
         if (const int err = open_parent_of(fs, in, parent, name); err != 0) {
@@ -246,29 +261,39 @@ void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct 
             err = EOPNOTSUPP;
         } else if (fi != nullptr) {
             err = ::fchmod(file_handle(fi).fd(), attr->st_mode) == 0 ? 0 : errno;
+        } else if (const InodeFd fd(fs, in); fd.get() < 0) {
+            err = fd.error();
         } else {
-            const ProcAt proc(fs, in.fd.get());
+            const ProcAt proc(fs, fd.get());
             err = ::fchmodat(proc.dir(), proc.name(), attr->st_mode, 0) == 0 ? 0 : errno;
         }
     }
     if (err == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0) {
         const uid_t uid = (valid & FUSE_SET_ATTR_UID) != 0 ? attr->st_uid : static_cast<uid_t>(-1);
         const gid_t gid = (valid & FUSE_SET_ATTR_GID) != 0 ? attr->st_gid : static_cast<gid_t>(-1);
-        err = ::fchownat(in.fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0
+        const InodeFd fd(fs, in);
+        err = fd.get() < 0 ? fd.error()
+              : ::fchownat(fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0
                   ? 0
                   : errno;
     }
     if (err == 0 && (valid & FUSE_SET_ATTR_SIZE) != 0 && S_ISREG(in.type)) {
-        err = clear_setid(fs, req, fi != nullptr ? file_handle(fi).fd() : in.fd.get(),
-                          SetidCaller::Flagged);
+        if (fi != nullptr) {
+            err = clear_setid(fs, req, file_handle(fi).fd(), SetidCaller::Flagged);
+        } else {
+            const InodeFd fd(fs, in);
+            err = fd.get() < 0 ? fd.error() : clear_setid(fs, req, fd.get(), SetidCaller::Flagged);
+        }
     }
     if (err == 0 && (valid & FUSE_SET_ATTR_SIZE) != 0) {
         if (fi != nullptr && file_handle(fi).write_granted()) {
             err = ::ftruncate(file_handle(fi).write_fd(), attr->st_size) == 0 ? 0 : errno;
         } else if (!S_ISREG(in.type)) {
             err = S_ISDIR(in.type) ? EISDIR : EINVAL;
+        } else if (const InodeFd fd(fs, in); fd.get() < 0) {
+            err = fd.error();
         } else {
-            err = ::truncate(ProcPath(in.fd.get()).c_str(), attr->st_size) == 0 ? 0 : errno;
+            err = ::truncate(ProcPath(fd.get()).c_str(), attr->st_size) == 0 ? 0 : errno;
         }
     }
     if (err == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
@@ -521,11 +546,38 @@ int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
     return 0;
 }
 
+namespace {
+
+// After a rename through the mount: the kernel moves its entry without looking the name up
+// again, so the table learns the inode's new place here (a detached inode, Inode::fd, is reached
+// by it; the reclaimer drops entries by it).
+void note_moved(Fs& fs, Inode& dir, const char* name) {
+    struct stat st {};
+
+    if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return;
+    }
+    if (Inode* moved = fs.inodes.acquire_known(st); moved != nullptr) {
+        fs.inodes.touch(*moved, dir, name);
+        fs.inodes.forget(fs.inodes.id_of(*moved), 1);
+    }
+}
+
+} // namespace
+
 void do_rename(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
                fuse_ino_t newparent, const char* newname, unsigned int flags) {
-    const int rc = ::renameat2(inode_of(fs, parent).fd.get(), name,
-                               inode_of(fs, newparent).fd.get(), newname, flags);
-    fuse_reply_err(req, rc == 0 ? 0 : errno);
+    Inode& from_dir = inode_of(fs, parent);
+    Inode& to_dir = inode_of(fs, newparent);
+    const int rc = ::renameat2(from_dir.fd.get(), name, to_dir.fd.get(), newname, flags);
+    const int err = rc == 0 ? 0 : errno;
+    if (rc == 0) {
+        note_moved(fs, to_dir, newname);
+        if ((flags & RENAME_EXCHANGE) != 0) {
+            note_moved(fs, from_dir, name);
+        }
+    }
+    fuse_reply_err(req, err);
 }
 
 // ---- link --------------------------------------------------------------------------------------
@@ -549,10 +601,15 @@ void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t new
              const char* newname) {
     Inode& in = inode_of(fs, ino);
     Inode& dir = inode_of(fs, newparent);
+    const InodeFd fd(fs, in);
+    if (fd.get() < 0) {
+        fuse_reply_err(req, fd.error());
+        return;
+    }
     // With CAP_DAC_READ_SEARCH, link the descriptor itself; otherwise through /proc.
-    int rc = ::linkat(in.fd.get(), "", dir.fd.get(), newname, AT_EMPTY_PATH);
+    int rc = ::linkat(fd.get(), "", dir.fd.get(), newname, AT_EMPTY_PATH);
     if (rc != 0 && errno == ENOENT && !S_ISLNK(in.type)) {
-        const ProcAt proc(fs, in.fd.get());
+        const ProcAt proc(fs, fd.get());
         rc = ::linkat(proc.dir(), proc.name(), dir.fd.get(), newname, AT_SYMLINK_FOLLOW);
     }
     if (rc != 0) {
@@ -562,7 +619,7 @@ void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t new
     fuse_entry_param e{};
     e.attr_timeout = fs.cfg.timeout;
     e.entry_timeout = fs.cfg.timeout;
-    if (::fstatat(in.fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(fd.get(), "", &e.attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
         fuse_reply_err(req, errno);
         return;
     }

@@ -156,8 +156,13 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
 
 void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {
     Inode& in = fs.inodes.get(ino);
+    const InodeFd path(fs, in);
+    if (path.get() < 0) {
+        fuse_reply_err(req, path.error());
+        return;
+    }
     base::UniqueFd fd(open_relieved(fs, [&] {
-        const ProcAt proc(fs, in.fd.get());
+        const ProcAt proc(fs, path.get());
         return ::openat(proc.dir(), proc.name(), underlying_flags(fs, fi->flags));
     }));
     if (!fd.valid()) {

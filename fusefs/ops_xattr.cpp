@@ -19,15 +19,16 @@ using guard::Op;
 namespace {
 
 // The path to use with the l*xattr calls for an inode: "/proc/self/fd/N" for anything but a
-// symlink (followed to the inode itself), "/proc/self/fd/<dir>/<name>" for a symlink.
+// symlink (followed to the inode itself), "/proc/self/fd/<dir>/<name>" for a symlink and for a
+// detached inode (Inode::fd).
 struct XattrPath {
     std::string path;
     base::UniqueFd parent; // keeps the directory open while the path is used
     bool follow = true;
 };
 
-int xattr_path(const Fs& fs, const Inode& in, XattrPath& out) {
-    if (!S_ISLNK(in.type)) {
+int xattr_path(Fs& fs, const Inode& in, XattrPath& out) {
+    if (!S_ISLNK(in.type) && in.fd.valid()) {
         out.path = ProcPath(in.fd.get()).c_str();
         return 0;
     }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -468,12 +469,12 @@ std::string random_bytes(std::size_t n, unsigned seed, bool allow_nul) {
     return s;
 }
 
-// Lowers the daemon's RLIMIT_NOFILE to 1024 (prlimit(2) on a process of the same user), then
+// Lowers the daemon's RLIMIT_NOFILE to `limit` (prlimit(2) on a process of the same user), then
 // waits until its reclaimer has read the new limit: it reads it when it wakes, at least once a
 // second (threat model, item 12), and a walk started before that can run into the lowered limit
 // unrelieved.
-void lower_descriptor_limit(const MountedGuard& g) {
-    const rlimit low{1024, 1024};
+void lower_descriptor_limit(const MountedGuard& g, rlim_t limit = 1024) {
+    const rlimit low{limit, limit};
     REQUIRE(::prlimit(g.daemon_pid(), RLIMIT_NOFILE, &low, nullptr) == 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
 }
@@ -766,6 +767,186 @@ TEST_CASE("walking more files than the daemon may hold descriptors for leaves th
                         fs::directory_iterator{}) < 1024);
     CHECK(write_text(g.ws("after-the-walk.txt"), "still works\n") == 0);
     CHECK(open_errno(g.ws(".env"), O_WRONLY | O_CREAT) == EACCES);
+}
+
+TEST_CASE("walking one directory larger than the descriptor limit leaves the mount working",
+          "[integration][reliability][fault]") {
+    // The hard case for the reclaimer: every entry it could drop lies in the directory being
+    // walked, and dropping one needs the kernel's lock on that directory, which each lookup of
+    // the walk holds (a lookup that waited there for descriptors ran out its time and failed
+    // with EMFILE, as CI once saw). Files looked up with no descriptor to spare are held
+    // detached instead, so no lookup fails.
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.setup = [](const std::string& ws) {
+        fs::create_directory(ws + "/big");
+        for (int i = 0; i < 2500; ++i) {
+            std::ofstream(ws + "/big/f" + std::to_string(i)).put('x');
+        }
+    };
+    MountedGuard g(spec);
+    lower_descriptor_limit(g);
+    int failures = 0;
+    int first_errno = 0;
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 2500; ++i) {
+            struct stat st {};
+
+            if (::lstat(g.ws("big/f" + std::to_string(i)).c_str(), &st) != 0) {
+                first_errno = first_errno == 0 ? errno : first_errno;
+                ++failures;
+            }
+        }
+    }
+    CAPTURE(first_errno);
+    CHECK(failures == 0);
+    const auto ls = run({"ls", "-l", g.ws("big")});
+    CAPTURE(ls.err);
+    CHECK(ls.exit_code == 0);
+    CHECK(std::count(ls.out.begin(), ls.out.end(), '\n') == 2501); // and "total"
+    const auto find = run({"find", g.ws("big"), "-type", "f", "-size", "-2", "-printf", "x"});
+    CAPTURE(find.err);
+    CHECK(find.exit_code == 0);
+    CHECK(find.out.size() == 2500);
+    CHECK(write_text(g.ws("big/after-the-walk.txt"), "still works\n") == 0);
+    CHECK(open_errno(g.ws("big/.env"), O_WRONLY | O_CREAT) == EACCES);
+}
+
+TEST_CASE("a file looked up while the daemon has no descriptor to spare works through every "
+          "operation and stays guarded",
+          "[integration][reliability][fault]") {
+    // Handles held open through the mount use up the daemon's descriptors (each holds one, and
+    // its inode another; the reclaimer may drop neither), so every file looked up after that is
+    // held detached: reached again by its directory and name for each operation.
+    constexpr int kFiles = 60;
+    int under = -1; // the directory below the mount
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.setup = [&under](const std::string& ws) {
+        fs::create_directory(ws + "/d");
+        for (int i = 0; i < kFiles; ++i) {
+            write_file(ws + "/d/t" + std::to_string(i), "x");
+            fs::create_symlink("t" + std::to_string(i), ws + "/d/s" + std::to_string(i));
+        }
+        for (int i = 0; i < 200; ++i) {
+            write_file(ws + "/d/h" + std::to_string(i), "h");
+        }
+        write_file(ws + "/d/.env", "SECRET=1\n");
+        under = ::open((ws + "/d").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    };
+    MountedGuard g(spec);
+    REQUIRE(under >= 0);
+    constexpr rlim_t kLimit = 128;
+    lower_descriptor_limit(g, kLimit);
+    std::vector<int> held;
+    int open_errno_at_limit = 0;
+    for (int i = 0; i < 200; ++i) {
+        const int fd = ::open(g.ws("d/h" + std::to_string(i)).c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            open_errno_at_limit = errno; // no descriptor for the handle: the daemon is at its limit
+            break;
+        }
+        held.push_back(fd);
+    }
+    REQUIRE(open_errno_at_limit == EMFILE);
+    REQUIRE(held.size() >= 8);
+    // Every name looked up now finds no descriptor to spare.
+    int failures = 0;
+    std::string first_failure;
+    const auto expect = [&](bool ok, const std::string& what) {
+        if (!ok) {
+            first_failure =
+                first_failure.empty() ? what + ": " + std::strerror(errno) : first_failure;
+            ++failures;
+        }
+    };
+
+    struct stat st {};
+
+    // Each is held by the kernel while these descriptors live (O_PATH: no handle in the daemon),
+    // so it stays detached even when the reclaimer drops its entry.
+    std::vector<int> pinned;
+    for (int i = 0; i < kFiles; ++i) {
+        for (const char* prefix : {"d/t", "d/s"}) {
+            pinned.push_back(
+                ::open(g.ws(prefix + std::to_string(i)).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+            expect(pinned.back() >= 0, std::string("open O_PATH ") + prefix);
+        }
+    }
+    pinned.push_back(::open(g.ws("d/.env").c_str(), O_PATH | O_CLOEXEC));
+    expect(pinned.back() >= 0, "open O_PATH .env");
+    const int old5 = pinned[2 * 5];
+    // A few descriptors free again for the operations themselves (the files stay detached).
+    for (int k = 0; k < 8; ++k) {
+        ::close(held.back());
+        held.pop_back();
+    }
+    const struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+    for (int i = 0; i < kFiles; ++i) {
+        const std::string t = g.ws("d/t" + std::to_string(i));
+        expect(::lstat(t.c_str(), &st) == 0 && st.st_size == 1, "stat t");
+        expect(::chmod(t.c_str(), 0640) == 0, "chmod");
+        expect(::setxattr(t.c_str(), "user.k", "v", 1, 0) == 0, "setxattr");
+        expect(read_file(t) == "x", "read");
+        expect(write_text(t, "y", O_APPEND) == 0, "append");
+        expect(::truncate(t.c_str(), 1) == 0, "truncate");
+        expect(::utimensat(AT_FDCWD, t.c_str(), times, 0) == 0, "utimensat");
+        expect(::access(t.c_str(), W_OK) == 0, "access");
+        std::array<char, 64> link{};
+        const ssize_t n =
+            ::readlink(g.ws("d/s" + std::to_string(i)).c_str(), link.data(), link.size());
+        expect(n > 0 &&
+                   std::string(link.data(), static_cast<std::size_t>(n)) == "t" + std::to_string(i),
+               "readlink");
+    }
+    expect(::link(g.ws("d/t0").c_str(), g.ws("d/l0").c_str()) == 0, "link");
+    expect(::lstat(g.ws("d/t0").c_str(), &st) == 0 && st.st_nlink == 2, "nlink after link");
+    expect(::rename(g.ws("d/t1").c_str(), g.ws("d/r1").c_str()) == 0, "rename");
+    expect(::chmod(g.ws("d/r1").c_str(), 0600) == 0, "chmod after rename");
+    expect(read_file(g.ws("d/r1")) == "x", "read after rename");
+    CAPTURE(first_failure);
+    CHECK(failures == 0);
+    // A detached file replaced underneath is not mistaken for its successor: the kernel's inode
+    // (held here by an O_PATH descriptor) answers ESTALE, while the name reaches the new file.
+    REQUIRE(::renameat(under, "t5", under, "t5.old") == 0);
+    const int made = ::openat(under, "t5", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+    REQUIRE(made >= 0);
+    ::close(made);
+    const std::string old5_path = "/proc/self/fd/" + std::to_string(old5);
+    CHECK(errno_of(::access(old5_path.c_str(), X_OK)) == ESTALE); // the new t5 would allow it
+    CHECK(errno_of(::chmod(old5_path.c_str(), 0700)) == ENOENT);  // its path is gone: refused
+    ::close(under);
+    // Detached, .env is judged by the same path as ever.
+    CHECK(open_errno(g.ws("d/.env"), O_WRONLY) == EACCES);
+    CHECK(errno_of(::truncate(g.ws("d/.env").c_str(), 0)) == EACCES);
+    CHECK(errno_of(::chmod(g.ws("d/.env").c_str(), 0666)) == EACCES);
+    CHECK(errno_of(::setxattr(g.ws("d/.env").c_str(), "user.k", "v", 1, 0)) == EACCES);
+    CHECK(errno_of(::rename(g.ws("d/.env").c_str(), g.ws("d/env").c_str())) == EACCES);
+    CHECK(errno_of(::link(g.ws("d/t2").c_str(), g.ws(".env").c_str())) == EACCES);
+    CHECK(errno_of(::rename(g.ws("d/t3").c_str(), g.ws("d/.env").c_str())) == EACCES);
+    for (const int fd : held) {
+        ::close(fd);
+    }
+    for (const int fd : pinned) {
+        ::close(fd);
+    }
+    REQUIRE(g.unmount() == 0);
+    // What the operations did is on disk, and .env is untouched.
+    CHECK((file_state(g.ws("d/t5")).mode & 07777U) == 0755U);
+    for (int i = 0; i < kFiles; ++i) {
+        const std::string name = i == 1 ? "r1" : i == 5 ? "t5.old" : "t" + std::to_string(i);
+        const FileState f = file_state(g.ws("d/" + name));
+        CAPTURE(name);
+        CHECK(f.bytes == "x");
+        CHECK((f.mode & 07777U) == (i == 1 ? 0600U : 0640U));
+        CHECK(f.xattrs == "user.k=v;");
+        CHECK(f.mtime_ns == 1000000000L * 1000000000L);
+    }
+    CHECK(file_state(g.ws("d/l0")).nlink == 2);
+    const FileState env = file_state(g.ws("d/.env"));
+    CHECK(env.bytes == "SECRET=1\n");
+    CHECK((env.mode & 07777U) == 0644U);
+    CHECK(env.xattrs.empty());
 }
 
 TEST_CASE("a listing goes on past names removed underneath while it is read",
