@@ -77,14 +77,18 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_
         const auto open = [&] {
             return ::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         };
-        base::UniqueFd fd(open());
-        if (!fd.valid() && (errno == EMFILE || errno == ENFILE)) {
-            // No descriptor to spare. The kernel holds this directory's lock for the lookup, so
-            // it cannot forget entries here until the lookup ends: in a walk of one directory
-            // larger than the limit, waiting for the reclaimer only runs out its time. An inode
-            // in the table already needs no descriptor (a directory whose entry the reclaimer
-            // dropped while files below it stay open); a new non-directory is held detached
-            // (Inode::fd); only a new directory waits.
+        // Above the reclaimer's high-water mark, or out of descriptors, a new non-directory is
+        // held detached (Inode::fd): the descriptors left stay for handles, creates, directories
+        // and listings while the reclaimer catches up. Waiting for it would not do: the kernel
+        // holds this directory's lock for the lookup, so it cannot forget entries here until
+        // the lookup ends, and in a walk of one directory larger than the limit a lookup (or a
+        // create) that waited ran out its time. An inode in the table already needs no
+        // descriptor (a directory whose entry the reclaimer dropped while files below it stay
+        // open); only a new directory waits.
+        const bool spare =
+            fs.reclaimer == nullptr || fs.inodes.approx_size() <= fs.reclaimer->high();
+        base::UniqueFd fd(spare ? open() : -1);
+        if (!spare || (!fd.valid() && (errno == EMFILE || errno == ENFILE))) {
             if (::fstatat(parent.fd.get(), name, &e.attr, AT_SYMLINK_NOFOLLOW) != 0) {
                 return errno;
             }
