@@ -41,9 +41,10 @@ struct Listing {
 
 struct Inode {
     // O_PATH | O_NOFOLLOW, set when the inode enters the table and never changed or closed while
-    // it is there. Invalid for a *detached* inode: a non-directory looked up while the daemon
-    // had no descriptor to spare, reached again through the directory and name of its last
-    // lookup for each use (fusefs/ops_common.hpp: InodeFd). A directory is never detached.
+    // it is there. Invalid for a *detached* inode: a non-directory looked up above the
+    // reclaimer's mark or out of descriptors (fusefs/ops_common.cpp: do_lookup), reached again
+    // through the directory and name of its last lookup for each use (InodeFd). A directory is
+    // never detached.
     base::UniqueFd fd;
     dev_t dev = 0;
     ino_t ino = 0;
