@@ -51,6 +51,9 @@ Inode& InodeTable::acquire(base::UniqueFd fd, const struct stat& st) {
         in.ino = st.st_ino;
         in.type = st.st_mode & S_IFMT;
         count_.fetch_add(1, std::memory_order_relaxed);
+        if (!in.fd.valid()) {
+            detached_.fetch_add(1, std::memory_order_relaxed);
+        }
     }
     Inode& in = *it->second;
     ++in.nlookup;
@@ -108,6 +111,9 @@ void InodeTable::forget(std::uint64_t ino, std::uint64_t n) noexcept {
                 dying = std::move(it->second);
                 map_.erase(it);
                 count_.fetch_sub(1, std::memory_order_relaxed);
+                if (!dying->fd.valid()) {
+                    detached_.fetch_sub(1, std::memory_order_relaxed);
+                }
             }
         }
     }

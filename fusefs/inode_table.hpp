@@ -122,6 +122,12 @@ public:
         return count_.load(std::memory_order_relaxed);
     }
 
+    // Whether any inode in the table is detached (Inode::fd): counted under mutex_ as inodes
+    // enter and leave it.
+    [[nodiscard]] bool has_detached() const noexcept {
+        return detached_.load(std::memory_order_relaxed) != 0;
+    }
+
     // Records that the kernel looked `inode` up as `name` in the directory `parent`, now (also
     // after a rename through the mount, which moves the kernel's entry without a lookup).
     void touch(Inode& inode, const Inode& parent, std::string_view name);
@@ -162,7 +168,8 @@ private:
 
     std::mutex mutex_; // before any Inode::m
     std::atomic<std::size_t> count_{0};
-    std::atomic<std::uint64_t> clock_{0}; // the last stamp handed out
+    std::atomic<std::size_t> detached_{0}; // inodes in the table without a descriptor
+    std::atomic<std::uint64_t> clock_{0};  // the last stamp handed out
     std::unordered_map<Key, std::unique_ptr<Inode>, KeyHash> map_;
     Inode root_;
 };

@@ -549,9 +549,14 @@ int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
 namespace {
 
 // After a rename through the mount: the kernel moves its entry without looking the name up
-// again, so the table learns the inode's new place here (a detached inode, Inode::fd, is reached
-// by it; the reclaimer drops entries by it).
+// again, so the table learns the inode's new place here, where a detached inode (Inode::fd) is
+// reached by it. Only a detached inode needs it (the reclaimer checks its records against the
+// disk), so with none in the table a rename pays no stat for it.
 void note_moved(Fs& fs, Inode& dir, const char* name) {
+    if (!fs.inodes.has_detached()) {
+        return;
+    }
+
     struct stat st {};
 
     if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
