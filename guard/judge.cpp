@@ -13,6 +13,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <memory>
+#include <string_view>
 
 namespace guardfs::guard {
 
@@ -65,12 +69,16 @@ Readings& scratch_readings() {
 }
 
 // The guard rows' state after the directories this thread judged paths in lately (a program
-// works in a few directories at a time): a path below one walks only its own name through the
-// rows (patterns::GuardPrefix). A directory under one that has a state gets its own at once,
-// carried down from it (a walk of the segments between them); any other gets one the second
-// time it is seen, so paths scattered over many unrelated directories pay a hash, not a state
-// each. The least recently used state is replaced. Per thread, for one policy; a reload starts
-// it afresh.
+// works in a few directories at a time; git writes its objects over 256 directories at once): a
+// path below one walks only its own name through the rows (patterns::GuardPrefix). A directory
+// under one that has a state gets its own at once, carried down from the nearest such (a walk
+// of the segments between them); any other gets one the second time it is seen, so paths
+// scattered over many unrelated directories pay a hash, not a state each. States are found by a
+// hash of the directory in a set-associative table of kSets sets of kWays, the least recently
+// used of a set replaced. Per thread, for one policy; a reload starts it afresh. A state is
+// allocated when first needed and kept for the thread's life: at most kSets * kWays states of
+// about 800 bytes each (a directory of seven segments, the recommended policy), 200 KiB per
+// thread that judges in that many directories.
 class DirMemo {
 public:
     // The state for the directory of `path`, or null: for a path directly below "/" (nothing to
@@ -83,24 +91,36 @@ public:
         const std::string_view dir = path.substr(0, slash);
         if (policy_ != ctx.owner) {
             policy_ = ctx.owner; // held: a later policy cannot take its address
-            used_ = 0;
+            for (auto& s : slots_) {
+                if (s) {
+                    s->hash = 0;
+                }
+            }
             seen_.fill(0);
         }
         ++clock_;
-        std::size_t above = kNone; // the nearest directory above `dir` with a state
-        for (std::size_t i = 0; i < used_; ++i) {
-            const std::string& known = entries_[i].dir();
-            if (known.size() == dir.size() && known == dir) {
-                last_used_[i] = clock_;
-                return &entries_[i];
-            }
-            if (known.size() < dir.size() && dir[known.size()] == '/' && dir.starts_with(known) &&
-                (above == kNone || known.size() > entries_[above].dir().size())) {
-                above = i;
+        // Most decisions are in the directory of the one before.
+        if (last_ != nullptr && last_->hash != 0 && last_->state.dir() == dir) {
+            last_->used = clock_;
+            return &last_->state;
+        }
+        const std::size_t h = hash_of(dir);
+        if (Slot* s = lookup(dir, h)) {
+            s->used = clock_;
+            last_ = s;
+            return &s->state;
+        }
+        // The nearest directory above with a state.
+        Slot* above = nullptr;
+        for (std::size_t end = dir.rfind('/'); end != 0 && end != std::string_view::npos;
+             end = dir.rfind('/', end - 1)) {
+            const std::string_view up = dir.substr(0, end);
+            above = lookup(up, hash_of(up));
+            if (above != nullptr) {
+                break;
             }
         }
-        if (above == kNone) {
-            const std::size_t h = std::hash<std::string_view>{}(dir) | 1U; // 0: an empty slot
+        if (above == nullptr) {
             const auto seen = std::find(seen_.begin(), seen_.end(), h);
             if (seen == seen_.end()) {
                 seen_[seen_next_] = h;
@@ -109,37 +129,70 @@ public:
             }
             *seen = 0;
         }
-        // A free slot, else the least recently used one; never the state carried down from.
-        std::size_t slot = used_;
-        if (used_ == entries_.size()) {
-            slot = kNone;
-            for (std::size_t i = 0; i < entries_.size(); ++i) {
-                if (i != above && (slot == kNone || last_used_[i] < last_used_[slot])) {
-                    slot = i;
-                }
-            }
+        Slot& e = replace(h, above);
+        if (above != nullptr) {
+            above->used = clock_;
+            ctx.policy.write.carry_down(above->state, dir, e.state);
         } else {
-            ++used_;
+            e.state.reset(dir);
         }
-        patterns::GuardPrefix& e = entries_[slot];
-        if (above != kNone) {
-            last_used_[above] = clock_;
-            ctx.policy.write.carry_down(entries_[above], dir, e);
-        } else {
-            e.reset(dir);
-        }
-        last_used_[slot] = clock_;
-        return &e;
+        e.hash = h;
+        e.used = clock_;
+        last_ = &e;
+        return &e.state;
     }
 
 private:
-    static constexpr std::size_t kNone = SIZE_MAX;
+    static constexpr std::size_t kSets = 32;
+    static constexpr std::size_t kWays = 8;
 
-    std::shared_ptr<const CompiledPolicy> policy_; // the entries are this policy's
-    std::array<patterns::GuardPrefix, 8> entries_;
-    std::array<std::uint64_t, 8> last_used_{};
+    struct Slot {
+        std::size_t hash = 0; // 0: empty
+        std::uint64_t used = 0;
+        patterns::GuardPrefix state;
+    };
+
+    // Never 0 (an empty slot).
+    static std::size_t hash_of(std::string_view dir) noexcept {
+        return std::hash<std::string_view>{}(dir) | 1U;
+    }
+
+    Slot* lookup(std::string_view dir, std::size_t h) noexcept {
+        const std::size_t set = (h >> 1U) % kSets * kWays;
+        for (std::size_t w = 0; w < kWays; ++w) {
+            Slot* s = slots_[set + w].get();
+            if (s != nullptr && s->hash == h && s->state.dir() == dir) {
+                return s;
+            }
+        }
+        return nullptr;
+    }
+
+    // An empty way of h's set, else its least recently used one; never `keep`.
+    Slot& replace(std::size_t h, const Slot* keep) {
+        const std::size_t set = (h >> 1U) % kSets * kWays;
+        std::size_t best = kWays;
+        for (std::size_t w = 0; w < kWays; ++w) {
+            const Slot* s = slots_[set + w].get();
+            if (s == nullptr || s->hash == 0) {
+                best = w;
+                break;
+            }
+            if (s != keep && (best == kWays || s->used < slots_[set + best]->used)) {
+                best = w;
+            }
+        }
+        std::unique_ptr<Slot>& slot = slots_[set + best];
+        if (!slot) {
+            slot = std::make_unique<Slot>();
+        }
+        return *slot;
+    }
+
+    std::shared_ptr<const CompiledPolicy> policy_; // the states are this policy's
+    std::array<std::unique_ptr<Slot>, kSets * kWays> slots_;
+    Slot* last_ = nullptr; // the state found last
     std::uint64_t clock_ = 0;
-    std::size_t used_ = 0;
     std::array<std::size_t, 16> seen_{}; // hashes of directories seen once lately
     std::size_t seen_next_ = 0;
 };

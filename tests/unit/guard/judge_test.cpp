@@ -4,6 +4,7 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -307,6 +308,33 @@ TEST_CASE("with no policy file the built-in recommended set applies", "[guard][j
     CHECK(test::write_to(j, "/w/.gitignore").verdict == Verdict::Allow);
 }
 
+namespace {
+
+// Judges `paths` with `subject` in one sequence, then each with `reference` (the same policy)
+// alone, `other` (another policy) judged before each so the judge's directory states start
+// afresh; checks each pair decides alike. Returns how many paths `reference` did not allow.
+std::size_t check_in_sequence_as_alone(const guard::Judge& subject, const guard::Judge& reference,
+                                       const guard::Judge& other,
+                                       const std::vector<std::string>& paths) {
+    std::vector<Decision> in_sequence;
+    for (const auto& p : paths) {
+        in_sequence.push_back(test::write_to(subject, p));
+    }
+    std::size_t guarded = 0;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        (void)test::write_to(other, "/w/z");
+        const Decision alone = test::write_to(reference, paths[i]);
+        CAPTURE(paths[i]);
+        CHECK(in_sequence[i].verdict == alone.verdict);
+        CHECK(in_sequence[i].rule == alone.rule);
+        CHECK(in_sequence[i].tier == alone.tier);
+        guarded += alone.verdict != Verdict::Allow ? 1 : 0;
+    }
+    return guarded;
+}
+
+} // namespace
+
 TEST_CASE("a decision does not depend on the directories judged before it",
           "[guard][judge][memo]") {
     // The judge keeps, per thread, the rows' state after directories it judged paths in lately,
@@ -351,19 +379,50 @@ TEST_CASE("a decision does not depend on the directories judged before it",
         }
         paths.push_back(cwd + "/" + names[next() % names.size()]);
     }
-    std::vector<Decision> in_sequence;
-    for (const auto& p : paths) {
-        in_sequence.push_back(test::write_to(subject, p));
-    }
-    std::size_t guarded = 0;
-    for (std::size_t i = 0; i < paths.size(); ++i) {
-        (void)test::write_to(other, "/w/z");
-        const Decision alone = test::write_to(reference, paths[i]);
-        CAPTURE(paths[i]);
-        CHECK(in_sequence[i].verdict == alone.verdict);
-        CHECK(in_sequence[i].rule == alone.rule);
-        CHECK(in_sequence[i].tier == alone.tier);
-        guarded += alone.verdict != Verdict::Allow ? 1 : 0;
-    }
+    const std::size_t guarded = check_in_sequence_as_alone(subject, reference, other, paths);
     CHECK(guarded > paths.size() / 10); // the paths do meet the rows
+}
+
+TEST_CASE("a decision does not depend on the directories judged before it, over more "
+          "directories than the judge keeps states for",
+          "[guard][judge][memo]") {
+    // git writes objects over 256 directories at once; the judge keeps states for a few hundred
+    // directories per thread. Here 1,500 sibling directories (and some below them) are written
+    // to in a scattered order, several times each, so states are made, found again, carried
+    // down from a parent that must stay, and replaced; the siblings' names differ in the case
+    // and bytes the rows care about.
+    const std::string yaml = "recommended: true\n"
+                             "deny: ['objects/7*/x', 'objects/*/y/z', 'Objects/AB*']\n"
+                             "ask: ['*/q7/*', 'objects/1*']\n";
+    guard::Judge subject(test::policy_of(yaml), g_fs);
+    guard::Judge reference(test::policy_of(yaml), g_fs);
+    guard::Judge other(test::policy_of("deny: [.other]\n"), g_fs);
+    std::uint32_t seed = 99;
+    auto next = [&seed] {
+        seed = seed * 1103515245U + 12345U;
+        return (seed >> 16U) & 0x7fffU;
+    };
+    const std::vector<std::string> names{"x", "y/z", "q7/w", "file", "y/q7/v", "AB"};
+    std::vector<std::string> paths;
+    for (int n = 0; n < 9000; ++n) {
+        const unsigned d = next() % 1500;
+        std::string dir = fmt::format("/w/{}/{:x}", next() % 8 == 0 ? "Objects" : "objects", d);
+        if (next() % 5 == 0) {
+            dir = fmt::format("/w/.git/objects/{:02x}", d % 256);
+        }
+        paths.push_back(dir + "/" + names[next() % names.size()]);
+        if (n % 3 == 0) {
+            paths.push_back(dir); // the directory itself: its state is its parent's
+        }
+    }
+    const std::size_t guarded = check_in_sequence_as_alone(subject, reference, other, paths);
+    CHECK(guarded > paths.size() / 10);
+
+    // Two policies taking turns in one directory: neither may resume from the other's state.
+    for (int round = 0; round < 3; ++round) {
+        CHECK(test::write_to(subject, "/w/objects/7e/x").verdict == Verdict::Deny);
+        CHECK(test::write_to(subject, "/w/objects/7e/.other").verdict == Verdict::Allow);
+        CHECK(test::write_to(other, "/w/objects/7e/x").verdict == Verdict::Allow);
+        CHECK(test::write_to(other, "/w/objects/7e/.other").verdict == Verdict::Deny);
+    }
 }
