@@ -14,10 +14,11 @@ for b in 'BM_NoRules$' 'BM_Recommended$' 'BM_RecommendedPlus/10$' 'BM_Recommende
     valgrind --tool=callgrind --callgrind-out-file="$out/cg" \
         "$bin" --benchmark_filter="$b" --benchmark_min_time=0.05 >/dev/null 2>&1
     # The caller-side line: "<inclusive Ir> (<pct>)  >   ...Judge::decide(...) (<calls>x)"
+    # (callgrind 3.19 ends the line with the object's path in brackets.)
     line=$(callgrind_annotate --tree=calling --inclusive=yes "$out/cg" 2>/dev/null |
            grep -E '>.*Judge::decide\(guardfs::guard::Request const&\) const \([0-9,]+x\)' |
            head -1)
     ir=$(echo "$line" | awk '{gsub(",", "", $1); print $1}')
-    calls=$(echo "$line" | sed -E 's/.*\(([0-9,]+)x\)$/\1/' | tr -d ,)
+    calls=$(echo "$line" | grep -oE '\([0-9,]+x\)' | tail -1 | tr -d '(),x')
     printf '%-26s %8s %12s\n' "${b%$}" "$calls" "$((ir / calls))"
 done
