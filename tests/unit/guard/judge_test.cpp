@@ -386,11 +386,11 @@ TEST_CASE("a decision does not depend on the directories judged before it",
 TEST_CASE("a decision does not depend on the directories judged before it, over more "
           "directories than the judge keeps states for",
           "[guard][judge][memo]") {
-    // git writes objects over 256 directories at once; the judge keeps states for a few hundred
-    // directories per thread. Here 1,500 sibling directories (and some below them) are written
-    // to in a scattered order, several times each, so states are made, found again, carried
-    // down from a parent that must stay, and replaced; the siblings' names differ in the case
-    // and bytes the rows care about.
+    // git writes objects over 256 directories at once; the judge keeps states for 256
+    // directories per thread. Here 1,500 sibling directories (and git's 256) are written to in a
+    // scattered order, about six times each, so states are made, found again, carried down from
+    // a parent that must stay, and replaced; the siblings' names differ in the case and bytes
+    // the rows care about.
     const std::string yaml = "recommended: true\n"
                              "deny: ['objects/7*/x', 'objects/*/y/z', 'Objects/AB*']\n"
                              "ask: ['*/q7/*', 'objects/1*']\n";
