@@ -157,8 +157,11 @@ private:
         return std::hash<std::string_view>{}(dir) | 1U;
     }
 
+    // The index in slots_ of the first way of h's set (bit 0 of h is always set: not used).
+    static std::size_t first_way(std::size_t h) noexcept { return (h >> 1U) % kSets * kWays; }
+
     Slot* lookup(std::string_view dir, std::size_t h) noexcept {
-        const std::size_t set = (h >> 1U) % kSets * kWays;
+        const std::size_t set = first_way(h);
         for (std::size_t w = 0; w < kWays; ++w) {
             Slot* s = slots_[set + w].get();
             if (s != nullptr && s->hash == h && s->state.dir() == dir) {
@@ -170,7 +173,7 @@ private:
 
     // An empty way of h's set, else its least recently used one; never `keep`.
     Slot& replace(std::size_t h, const Slot* keep) {
-        const std::size_t set = (h >> 1U) % kSets * kWays;
+        const std::size_t set = first_way(h);
         std::size_t best = kWays;
         for (std::size_t w = 0; w < kWays; ++w) {
             const Slot* s = slots_[set + w].get();
