@@ -19,7 +19,8 @@
 # mount before counting starts, then git init, add -A and commit, as fsbench), N (files,
 # default 2000 for callgrind, 10000 for perf), APPENDS (open/append/close loop, default N),
 # OUT (output directory, default /var/tmp/fsprof-<tool>-<policy>), GUARDFS (binary, default
-# build/guardfs, copied first so a concurrent rebuild does not change it).
+# build/guardfs, copied first so a concurrent rebuild does not change it), CALLGRIND_ARGS (more
+# valgrind options, e.g. "--cache-sim=yes" for simulated cache misses).
 set -euo pipefail
 
 tool=${1:?usage: profile.sh callgrind|perf POLICY}
@@ -101,7 +102,8 @@ prepare() {
 if [ "$tool" = callgrind ]; then
     # On /dev/fuse always: with FUSE over io_uring switched on, a run under valgrind hung at
     # its first request (stop 20).
-    valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out.%p" \
+    read -ra cg_extra <<<"${CALLGRIND_ARGS:-}"
+    valgrind --tool=callgrind "${cg_extra[@]}" --callgrind-out-file="$OUT/callgrind.out.%p" \
         "$OUT/guardfs" mount -f -o no_io_uring "${polargs[@]}" "$ws" >"$OUT/daemon.log" 2>&1 &
     daemon=$!
     wait_mounted
