@@ -310,21 +310,25 @@ TEST_CASE("with no policy file the built-in recommended set applies", "[guard][j
 
 namespace {
 
-// Judges `paths` with `subject` in one sequence, then each with `reference` (the same policy)
-// alone, `other` (another policy) judged before each so the judge's directory states start
-// afresh; checks each pair decides alike. Returns how many paths `reference` did not allow.
+// Decides `requests` with `subject` in one sequence, then each with `reference` (the same
+// policy) alone, `other` (another policy) judged before each so the judge's directory states
+// start afresh; checks each pair decides alike. Returns how many `reference` did not allow.
 std::size_t check_in_sequence_as_alone(const guard::Judge& subject, const guard::Judge& reference,
                                        const guard::Judge& other,
-                                       const std::vector<std::string>& paths) {
+                                       const std::vector<guard::Request>& requests) {
     std::vector<Decision> in_sequence;
-    for (const auto& p : paths) {
-        in_sequence.push_back(test::write_to(subject, p));
+    for (const auto& r : requests) {
+        in_sequence.push_back(subject.decide(r));
     }
     std::size_t guarded = 0;
-    for (std::size_t i = 0; i < paths.size(); ++i) {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
         (void)test::write_to(other, "/w/z");
-        const Decision alone = test::write_to(reference, paths[i]);
-        CAPTURE(paths[i]);
+        const Decision alone = reference.decide(requests[i]);
+        std::string asked = guard::to_string(requests[i].op);
+        for (const auto& t : requests[i].targets) {
+            asked += fmt::format(" {}{}", t.views.front().path, t.through ? " (through)" : "");
+        }
+        CAPTURE(i, asked);
         CHECK(in_sequence[i].verdict == alone.verdict);
         CHECK(in_sequence[i].rule == alone.rule);
         CHECK(in_sequence[i].tier == alone.tier);
@@ -332,6 +336,45 @@ std::size_t check_in_sequence_as_alone(const guard::Judge& subject, const guard:
     }
     return guarded;
 }
+
+// The same for single-path writes.
+std::size_t check_in_sequence_as_alone(const guard::Judge& subject, const guard::Judge& reference,
+                                       const guard::Judge& other,
+                                       const std::vector<std::string>& paths) {
+    std::vector<guard::Request> requests;
+    for (const auto& p : paths) {
+        requests.push_back(test::request(Op::Write, {test::target(p)}));
+    }
+    return check_in_sequence_as_alone(subject, reference, other, requests);
+}
+
+// A judge under test, one of the same policy to compare it with, and one of another policy that
+// empties the per-thread memory when it judges between them.
+struct Judges {
+    explicit Judges(const std::string& yaml)
+        : subject(test::policy_of(yaml), g_fs)
+        , reference(test::policy_of(yaml), g_fs)
+        , other(test::policy_of("deny: [.other]\n"), g_fs) {}
+
+    template <typename T>
+    std::size_t check_in_sequence_as_alone(const std::vector<T>& asked) const {
+        return ::check_in_sequence_as_alone(subject, reference, other, asked);
+    }
+
+    guard::Judge subject;
+    guard::Judge reference;
+    guard::Judge other;
+};
+
+// The same pseudo-random numbers on every run (0 to 32767).
+struct Lcg {
+    std::uint32_t seed;
+
+    unsigned operator()() {
+        seed = seed * 1103515245U + 12345U;
+        return (seed >> 16U) & 0x7fffU;
+    }
+};
 
 } // namespace
 
@@ -346,9 +389,7 @@ TEST_CASE("a decision does not depend on the directories judged before it",
                              "deny: [.env, 'a/b/c', '*secret*', 'Node_Modules/.bin', '*.PEM.bak',\n"
                              "       'deep/er/still/more', 'x/*/y']\n"
                              "ask: [docs, 'b/c', 'k*/d*']\n";
-    guard::Judge subject(test::policy_of(yaml), g_fs);
-    guard::Judge reference(test::policy_of(yaml), g_fs);
-    guard::Judge other(test::policy_of("deny: [.other]\n"), g_fs);
+    const Judges judges(yaml);
     const std::vector<std::string> names{"a",         "b",
                                          "c",         "d",
                                          "x",         "y",
@@ -362,11 +403,7 @@ TEST_CASE("a decision does not depend on the directories judged before it",
                                          "a\\b",      "\xc3\xa9t\xc3\xa9",
                                          ".bin",      "Node_Modules",
                                          "f.PEM.bak", "file.txt"};
-    std::uint32_t seed = 4242;
-    auto next = [&seed] {
-        seed = seed * 1103515245U + 12345U;
-        return (seed >> 16U) & 0x7fffU;
-    };
+    Lcg next{4242};
     std::vector<std::string> paths;
     std::string cwd = "/w";
     for (int n = 0; n < 4000; ++n) {
@@ -379,7 +416,7 @@ TEST_CASE("a decision does not depend on the directories judged before it",
         }
         paths.push_back(cwd + "/" + names[next() % names.size()]);
     }
-    const std::size_t guarded = check_in_sequence_as_alone(subject, reference, other, paths);
+    const std::size_t guarded = judges.check_in_sequence_as_alone(paths);
     CHECK(guarded > paths.size() / 10); // the paths do meet the rows
 }
 
@@ -394,14 +431,8 @@ TEST_CASE("a decision does not depend on the directories judged before it, over 
     const std::string yaml = "recommended: true\n"
                              "deny: ['objects/7*/x', 'objects/*/y/z', 'Objects/AB*']\n"
                              "ask: ['*/q7/*', 'objects/1*']\n";
-    guard::Judge subject(test::policy_of(yaml), g_fs);
-    guard::Judge reference(test::policy_of(yaml), g_fs);
-    guard::Judge other(test::policy_of("deny: [.other]\n"), g_fs);
-    std::uint32_t seed = 99;
-    auto next = [&seed] {
-        seed = seed * 1103515245U + 12345U;
-        return (seed >> 16U) & 0x7fffU;
-    };
+    const Judges judges(yaml);
+    Lcg next{99};
     const std::vector<std::string> names{"x", "y/z", "q7/w", "file", "y/q7/v", "AB"};
     std::vector<std::string> paths;
     for (int n = 0; n < 9000; ++n) {
@@ -415,14 +446,100 @@ TEST_CASE("a decision does not depend on the directories judged before it, over 
             paths.push_back(dir); // the directory itself: its state is its parent's
         }
     }
-    const std::size_t guarded = check_in_sequence_as_alone(subject, reference, other, paths);
+    const std::size_t guarded = judges.check_in_sequence_as_alone(paths);
     CHECK(guarded > paths.size() / 10);
 
     // Two policies taking turns in one directory: neither may resume from the other's state.
     for (int round = 0; round < 3; ++round) {
-        CHECK(test::write_to(subject, "/w/objects/7e/x").verdict == Verdict::Deny);
-        CHECK(test::write_to(subject, "/w/objects/7e/.other").verdict == Verdict::Allow);
-        CHECK(test::write_to(other, "/w/objects/7e/x").verdict == Verdict::Allow);
-        CHECK(test::write_to(other, "/w/objects/7e/.other").verdict == Verdict::Deny);
+        CHECK(test::write_to(judges.subject, "/w/objects/7e/x").verdict == Verdict::Deny);
+        CHECK(test::write_to(judges.subject, "/w/objects/7e/.other").verdict == Verdict::Allow);
+        CHECK(test::write_to(judges.other, "/w/objects/7e/x").verdict == Verdict::Allow);
+        CHECK(test::write_to(judges.other, "/w/objects/7e/.other").verdict == Verdict::Deny);
+    }
+}
+
+TEST_CASE("a decision does not depend on the names judged before it in the same directory",
+          "[guard][judge][memo]") {
+    // The judge remembers, per directory, the last few names that matched nothing (no row, no
+    // `.git` segment in any reading), because tar and `cp -a` create a file and then set its
+    // owner, mode and times. What may differ between two requests about one name: the operation
+    // and the target's kind and existence (the git tier: `chmod` of `.git/config` is allowed,
+    // a write is not), and whether rows running through the name count (rename: `.github` is
+    // on the way to `.github/workflows`). Requests of every such kind over the same names, in
+    // one sequence, must decide as each does alone.
+    const std::string yaml = "recommended: true\n"
+                             "deny: [.env, 'a/b', '*secret*']\n"
+                             "ask: [docs, 'k/*/m']\n";
+    const Judges judges(yaml);
+    const std::vector<std::string> dirs{
+        "/w",          "/w/.git",           "/w/.git/hooks", "/w/.git/info",
+        "/w/sub/.GIT", "/w/.github",        "/w/a",          "/w/k/x",
+        "/w/src",      "/w/.git/modules/m", "/w/a\\.git",    "/w/.git/worktrees/t"};
+    const std::string long_name(70, 'n');
+    const std::vector<std::string> names{
+        ".git", "hooks",  "pre-commit", "config",  "commondir", "info",    "attributes",
+        ".GIT", "Config", "a\\.git",    ".github", "workflows", "b",       "B",
+        "m",    ".env",   "x.txt",      "docs",    "mysecret",  long_name, std::string(63, 'q'),
+        "file", "x"};
+    const std::vector<Op> ops{Op::Write, Op::Create, Op::OpenWrite, Op::Truncate,
+                              Op::Chmod, Op::Chown,  Op::Utimes,    Op::Unlink,
+                              Op::Mkdir, Op::Rmdir,  Op::Rename,    Op::SetXattr};
+    Lcg next{2026};
+    auto some_target = [&](const std::string& path, Op op) {
+        guard::Target t = test::target(path);
+        t.exists = op != Op::Create && op != Op::Mkdir && next() % 4 != 0;
+        t.kind = op == Op::Mkdir || op == Op::Rmdir || next() % 3 == 0 ? guard::Kind::Directory
+                                                                       : guard::Kind::File;
+        t.through = op == Op::Rename && t.kind == guard::Kind::Directory;
+        return t;
+    };
+    std::vector<guard::Request> requests;
+    for (int n = 0; n < 3000; ++n) {
+        const std::string& dir = dirs[next() % dirs.size()];
+        const std::string& name = names[next() % names.size()];
+        // A name is asked about a few times in a row, by different operations, as tar does.
+        const auto times = 1 + next() % 4;
+        for (unsigned k = 0; k < times; ++k) {
+            const Op op = ops[next() % ops.size()];
+            std::vector<guard::Target> targets{some_target(dir + "/" + name, op)};
+            if (op == Op::Rename) {
+                targets.front().role = guard::Role::RenameSource;
+                guard::Target to = some_target(dirs[next() % dirs.size()] + "/" + name, op);
+                to.role = guard::Role::RenameDestination;
+                to.kind = targets.front().kind;
+                to.through = targets.front().through;
+                targets.push_back(std::move(to));
+            }
+            requests.push_back(test::request(op, std::move(targets)));
+        }
+    }
+    const std::size_t guarded = judges.check_in_sequence_as_alone(requests);
+    CHECK(guarded > requests.size() / 10);
+    CHECK(guarded < requests.size() * 9 / 10);
+
+    // The cases named above, in order: a name asked about twice (a directory gets its state
+    // the second time it is seen), then what must still be judged.
+    auto decide = [](const guard::Judge& j, Op op, const std::string& path, bool through) {
+        guard::Target t = test::target(path);
+        t.through = through;
+        t.kind = through ? guard::Kind::Directory : guard::Kind::File;
+        t.exists = true;
+        return j.decide(test::request(op, {t})).verdict;
+    };
+    CHECK(decide(judges.subject, Op::Utimes, "/w/.git/config", false) == Verdict::Allow);
+    CHECK(decide(judges.subject, Op::Utimes, "/w/.git/config", false) == Verdict::Allow);
+    CHECK(decide(judges.subject, Op::OpenWrite, "/w/.git/config", false) == Verdict::Deny);
+    CHECK(decide(judges.subject, Op::Write, "/w/.github", false) == Verdict::Allow);
+    CHECK(decide(judges.subject, Op::Write, "/w/.github", false) == Verdict::Allow);
+    CHECK(decide(judges.subject, Op::Rename, "/w/.github", true) == Verdict::Ask);
+
+    // A name that matched nothing under one policy, then the same directory under another
+    // that guards it (a reload): the directory's state and its names start afresh.
+    guard::Judge guards_it(test::policy_of("deny: [notes.txt]\n"), g_fs);
+    for (int k = 0; k < 2; ++k) {
+        CHECK(decide(judges.subject, Op::Write, "/w/d/notes.txt", false) == Verdict::Allow);
+    }
+    for (int k = 0; k < 2; ++k) {
+        CHECK(decide(guards_it, Op::Write, "/w/d/notes.txt", false) == Verdict::Deny);
     }
 }
