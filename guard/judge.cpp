@@ -69,13 +69,15 @@ Readings& scratch_readings() {
 }
 
 // Names below one directory that this thread judged lately and that matched nothing: no row on
-// any reading, and no `.git` segment in any reading (so the git tier, the one part of a decision
-// that depends on the operation and the target's kind, could not match either). A program that
-// creates a file and then sets its owner, mode and times (tar, `cp -a`, rsync) asks about the
-// same name three times or more; the second time on, the answer is known. Whether a name
-// matches a row depends on the policy and the path alone (DirMemo keeps both), so a name kept
-// here is judged again only for a target passed through (rename: rows running through it). The
-// kNames most recent names of at most kNameMax bytes; longer ones are not kept.
+// any reading, and the git tier, the one part of a decision that depends on the operation and
+// the target's kind, inert on every reading (no `.git` segment, or only ones with no surface
+// below them: git_tier_inert). A program that creates a file and then sets its owner, mode and
+// times (tar, `cp -a`, rsync), or git writing an object under a temporary name, linking it and
+// removing that name, asks about the same name two to four times; the second time on, the
+// answer is known. Whether a name matches a row depends on the policy and the path alone
+// (DirMemo keeps both), so a name kept here is judged again only for a target passed through
+// (rename: rows running through it). The kNames most recent names of at most kNameMax bytes;
+// longer ones are not kept.
 class QuietNames {
 public:
     [[nodiscard]] bool has(std::string_view name) const noexcept {
@@ -254,9 +256,9 @@ DirMemo& dir_memo() {
     return memo;
 }
 
-bool any_git_segment(const Readings& r) noexcept {
-    return std::any_of(r.all().begin(), r.all().end(),
-                       [](const patterns::ReadingView& v) { return has_git_segment(v.segs); });
+bool git_tier_inert_on_every_reading(const Readings& r) noexcept {
+    return std::all_of(r.all().begin(), r.all().end(),
+                       [](const patterns::ReadingView& v) { return git_tier_inert(v.segs); });
 }
 
 bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
@@ -382,7 +384,7 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
     if (dir != nullptr) {
         name = std::string_view(pv.path).substr(dir->state.dir().size() + 1);
         if (!t.through && dir->quiet.has(name)) {
-            return Decision{}; // matched nothing lately, and no reading holds `.git`
+            return Decision{}; // matched nothing lately, on every reading, for any operation
         }
     }
     Readings& r = scratch_readings();
@@ -394,7 +396,7 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
     }
     Decision d = judge_readings(ctx, r, t, pv, dir != nullptr ? &dir->state : nullptr);
     if (d.tier == Tier::None) {
-        if (dir != nullptr && !t.through && !any_git_segment(r)) {
+        if (dir != nullptr && !t.through && git_tier_inert_on_every_reading(r)) {
             dir->quiet.add(name);
         }
         return d; // nothing matched: the data root is never consulted

@@ -460,27 +460,38 @@ TEST_CASE("a decision does not depend on the directories judged before it, over 
 
 TEST_CASE("a decision does not depend on the names judged before it in the same directory",
           "[guard][judge][memo]") {
-    // The judge remembers, per directory, the last few names that matched nothing (no row, no
-    // `.git` segment in any reading), because tar and `cp -a` create a file and then set its
-    // owner, mode and times. What may differ between two requests about one name: the operation
-    // and the target's kind and existence (the git tier: `chmod` of `.git/config` is allowed,
-    // a write is not), and whether rows running through the name count (rename: `.github` is
-    // on the way to `.github/workflows`). Requests of every such kind over the same names, in
-    // one sequence, must decide as each does alone.
+    // The judge remembers, per directory, the last few names that matched nothing (no row, and
+    // the git tier inert: no `.git` segment, or none with a surface or nothing below it),
+    // because tar and `cp -a` create a file and then set its owner, mode and times, and git
+    // links an object from a temporary name and removes that. What may differ between two requests
+    // about one name: the operation and the target's kind and existence (the git tier: `chmod` of
+    // `.git/config` is allowed, a write is not), and whether rows running through the name count
+    // (rename: `.github` is on the way to `.github/workflows`). Requests of every such kind over
+    // the same names, in one sequence, must decide as each does alone.
     const std::string yaml = "recommended: true\n"
                              "deny: [.env, 'a/b', '*secret*']\n"
                              "ask: [docs, 'k/*/m']\n";
     const Judges judges(yaml);
-    const std::vector<std::string> dirs{
-        "/w",          "/w/.git",           "/w/.git/hooks", "/w/.git/info",
-        "/w/sub/.GIT", "/w/.github",        "/w/a",          "/w/k/x",
-        "/w/src",      "/w/.git/modules/m", "/w/a\\.git",    "/w/.git/worktrees/t"};
+    const std::vector<std::string> dirs{"/w",
+                                        "/w/.git",
+                                        "/w/.git/hooks",
+                                        "/w/.git/info",
+                                        "/w/sub/.GIT",
+                                        "/w/.github",
+                                        "/w/a",
+                                        "/w/k/x",
+                                        "/w/src",
+                                        "/w/.git/modules/m",
+                                        "/w/a\\.git",
+                                        "/w/.git/worktrees/t",
+                                        "/w/.git/objects/ab",
+                                        "/w/x/.git/modules/m/objects"};
     const std::string long_name(70, 'n');
     const std::vector<std::string> names{
-        ".git", "hooks",  "pre-commit", "config",  "commondir", "info",    "attributes",
-        ".GIT", "Config", "a\\.git",    ".github", "workflows", "b",       "B",
-        "m",    ".env",   "x.txt",      "docs",    "mysecret",  long_name, std::string(63, 'q'),
-        "file", "x"};
+        ".git", "hooks",  "pre-commit", "config",   "commondir", "info",    "attributes",
+        ".GIT", "Config", "a\\.git",    ".github",  "workflows", "b",       "B",
+        "m",    ".env",   "x.txt",      "docs",     "mysecret",  long_name, std::string(63, 'q'),
+        "file", "x",      "objects",    "tmp_obj_1"};
     const std::vector<Op> ops{Op::Write, Op::Create, Op::OpenWrite, Op::Truncate,
                               Op::Chmod, Op::Chown,  Op::Utimes,    Op::Unlink,
                               Op::Mkdir, Op::Rmdir,  Op::Rename,    Op::SetXattr};
