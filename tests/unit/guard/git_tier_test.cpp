@@ -166,7 +166,7 @@ TEST_CASE("the git tier can be switched off", "[guard][git]") {
 TEST_CASE("where the git tier is inert, no operation on the path meets it", "[guard][git]") {
     // The judge reuses a decision that matched nothing for another operation on the same path
     // only where git_tier_inert() holds (judge.cpp, QuietNames). Every path of up to four
-    // segments from git's vocabulary, under every operation, kind and existence of a target
+    // segments from git's vocabulary, under every write operation, kind and existence of a target
     // that is not passed through: an inert path is never matched.
     const std::vector<std::string> vocabulary{
         ".git",    "hooks",     "pre-commit", "config", "commondir", "info",           "attributes",
@@ -175,7 +175,7 @@ TEST_CASE("where the git tier is inert, no operation on the path meets it", "[gu
                               Op::Symlink,     Op::Link,      Op::Unlink,    Op::Rmdir,
                               Op::Rename,      Op::Exchange,  Op::OpenWrite, Op::Truncate,
                               Op::Chmod,       Op::Chown,     Op::Utimes,    Op::SetXattr,
-                              Op::RemoveXattr, Op::Fallocate, Op::CopyInto};
+                              Op::RemoveXattr, Op::Fallocate, Op::CopyInto,  Op::Ioctl};
     std::size_t inert = 0;
     std::size_t inert_with_git = 0;
     std::size_t met = 0;
