@@ -9,13 +9,10 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -134,58 +131,20 @@ guard::Judge& judge_for(const std::string& key,
     return *slot.second;
 }
 
-// The same path with "-k" before its last name's extension (or at its end): another file in
-// the same directory that the rows treat alike (none of them looks at such a digit).
-std::string variant(std::string_view path, int k) {
-    const std::size_t slash = path.rfind('/');
-    std::size_t dot = path.rfind('.');
-    if (dot == std::string_view::npos || dot <= slash + 1) {
-        dot = path.size();
-    }
-    return fmt::format("{}-{}{}", path.substr(0, dot), k, path.substr(dot));
-}
-
-// The decisions that bench/decisions_ir.sh counts (not those made while setting up).
-[[gnu::noinline]] guard::Decision measured_decision(const guard::Judge& judge,
-                                                    const guard::Request& request) {
-    return judge.decide(request);
-}
-
-// The paths above as an agent writes them: each of the allowed ones under kVariants names in
-// turn, as a program writes one file after another, so that no decision finds its name among
-// those the judge remembers as matching nothing lately (judge.cpp, QuietNames: the last 4 per
-// directory); the guarded ones as they are (a match is never remembered). Each request is made
-// `asks` times in a row: tar creates a file and then sets its owner and times.
-void run(benchmark::State& state, guard::Judge& judge, int asks = 1) {
-    constexpr int kVariants = 8;
-    const guard::Request probe = [] {
+void run(benchmark::State& state, guard::Judge& judge) {
+    std::vector<guard::Request> requests;
+    for (const char* p : kPaths) {
         guard::Request r;
         r.op = guard::Op::OpenWrite;
-        return r;
-    }();
-    std::vector<guard::Request> requests;
-    for (int k = 0; k < kVariants; ++k) {
-        for (const char* p : kPaths) {
-            guard::Request r = probe;
-            guard::Target t;
-            t.views.push_back(guard::PathView{p, guard::View::Spelled});
-            r.targets.push_back(t);
-            const bool guarded = judge.decide(r).verdict != guard::Verdict::Allow;
-            if (!guarded) {
-                r.targets.front().views.front().path = variant(p, k);
-                if (judge.decide(r).verdict != guard::Verdict::Allow) {
-                    std::fprintf(stderr, "%s is not allowed\n", variant(p, k).c_str());
-                    std::abort();
-                }
-            }
-            for (int a = 0; a < asks; ++a) {
-                requests.push_back(r);
-            }
-        }
+        guard::Target t;
+        t.views.push_back(guard::PathView{p, guard::View::Spelled});
+        r.targets.push_back(t);
+        requests.push_back(r);
     }
+    benchmark::DoNotOptimize(judge.decide(requests[0])); // warm the per-thread state
     std::size_t i = 0;
     for (auto _ : state) {
-        benchmark::DoNotOptimize(measured_decision(judge, requests[i]));
+        benchmark::DoNotOptimize(judge.decide(requests[i]));
         i = (i + 1) % requests.size();
     }
     state.SetItemsProcessed(state.iterations());
@@ -206,17 +165,10 @@ void BM_RecommendedPlus(benchmark::State& state) {
         judge_for("plus" + std::to_string(n), [n] { return compile(extra_patterns(n), false); }));
 }
 
-// Each path asked about three times in a row: the second and third find the name among those
-// that matched nothing lately.
-void BM_RecommendedThreeAsks(benchmark::State& state) {
-    run(state, judge_for("recommended", [] { return compile("", true); }), 3);
-}
-
 } // namespace
 
 BENCHMARK(BM_NoRules);
 BENCHMARK(BM_Recommended);
 BENCHMARK(BM_RecommendedPlus)->Arg(10)->Arg(100)->Arg(1000);
-BENCHMARK(BM_RecommendedThreeAsks);
 
 BENCHMARK_MAIN();

@@ -170,18 +170,6 @@ std::span<const std::string_view> git_hook_names() noexcept {
     return kHooks;
 }
 
-bool git_tier_inert(Segs segs) noexcept {
-    // match_git() reads the operation and the target only at the `.git` entry itself (a pointer
-    // file or a repository) and at a surface; through_at() counts only for through targets.
-    for (std::size_t i = 0; i < segs.size(); ++i) {
-        if (segs[i] == ".git" &&
-            (i + 1 == segs.size() || surface_at(segs.subspan(i + 1)).matched())) {
-            return false;
-        }
-    }
-    return true;
-}
-
 bool has_git_segment(std::span<const std::string_view> segs) noexcept {
     return std::find(segs.begin(), segs.end(), std::string_view(".git")) != segs.end();
 }

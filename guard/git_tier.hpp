@@ -38,12 +38,6 @@ struct GitMatch {
 GitMatch match_git(std::span<const std::string_view> segs, std::size_t strip, const Target& t,
                    Op op) noexcept;
 
-// True when match_git() finds nothing at these segments, from index 0, for every operation on
-// every target that is not passed through: each `.git` segment has something below it, and that
-// is no surface (`.git/objects/ab/x`, or no `.git` at all). Only then can a decision that
-// matched nothing be reused for another operation on the same path (judge.cpp, QuietNames).
-bool git_tier_inert(std::span<const std::string_view> segs) noexcept;
-
 // Does a `.git` segment appear at or after index 0 of these segments? (A data root there would
 // strip a git directory's own name and unguard its surfaces: design §5 refuses it.)
 bool has_git_segment(std::span<const std::string_view> segs) noexcept;

@@ -68,51 +68,6 @@ Readings& scratch_readings() {
     return r;
 }
 
-// Names below one directory that this thread judged lately and that matched nothing: no row on
-// any reading, and the git tier, the one part of a decision that depends on the operation and
-// the target's kind, inert on every reading (no `.git` segment, or only ones with no surface
-// below them: git_tier_inert). A program that creates a file and then sets its owner, mode and
-// times (tar, `cp -a`, rsync), or git writing an object under a temporary name, linking it and
-// removing that name, asks about the same name two to four times; the second time on, the
-// answer is known. Whether a name matches a row depends on the policy and the path alone
-// (DirMemo keeps both), so a name kept here is judged again only for a target passed through
-// (rename: rows running through it). The kNames most recent names of at most kNameMax bytes;
-// longer ones are not kept.
-class QuietNames {
-public:
-    [[nodiscard]] bool has(std::string_view name) const noexcept {
-        if (name.empty() || name.size() > kNameMax) {
-            return false;
-        }
-        for (std::size_t i = 0; i < kNames; ++i) {
-            if (lengths_[i] == name.size() &&
-                std::string_view(names_[i].data(), lengths_[i]) == name) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    void add(std::string_view name) noexcept {
-        if (name.empty() || name.size() > kNameMax) {
-            return;
-        }
-        std::copy(name.begin(), name.end(), names_[next_].begin());
-        lengths_[next_] = static_cast<std::uint8_t>(name.size());
-        next_ = (next_ + 1) % kNames;
-    }
-
-    void clear() noexcept { lengths_.fill(0); }
-
-private:
-    static constexpr std::size_t kNames = 4;
-    static constexpr std::size_t kNameMax = 63;
-
-    std::array<std::array<char, kNameMax>, kNames> names_{};
-    std::array<std::uint8_t, kNames> lengths_{}; // 0: no name
-    std::size_t next_ = 0;
-};
-
 // The guard rows' state after the directories this thread judged paths in lately (a program
 // works in a few directories at a time; git writes its objects over 256 directories at once): a
 // path below one walks only its own name through the rows (patterns::GuardPrefix). A directory
@@ -122,18 +77,13 @@ private:
 // hash of the directory in a set-associative table of kSets sets of kWays, the least recently
 // used of a set replaced. Per thread, for one policy; a reload starts it afresh. A state is
 // allocated when first needed and kept for the thread's life: at most kSets * kWays states of
-// about 1,070 bytes each (a directory of seven segments, the recommended policy, and its quiet
-// names), 270 KiB per thread that judges in that many directories.
+// about 800 bytes each (a directory of seven segments, the recommended policy), 200 KiB per
+// thread that judges in that many directories.
 class DirMemo {
 public:
-    struct Entry {
-        patterns::GuardPrefix state;
-        QuietNames quiet; // of this directory, for this policy
-    };
-
-    // The entry for the directory of `path`, or null: for a path directly below "/" (nothing to
+    // The state for the directory of `path`, or null: for a path directly below "/" (nothing to
     // resume), or a directory not seen lately with no state above it.
-    Entry* find(const Context& ctx, std::string_view path) {
+    patterns::GuardPrefix* find(const Context& ctx, std::string_view path) {
         const std::size_t slash = path.rfind('/');
         if (slash == std::string_view::npos || slash == 0) {
             return nullptr;
@@ -150,15 +100,15 @@ public:
         }
         ++clock_;
         // Most decisions are in the directory of the one before.
-        if (last_ != nullptr && last_->hash != 0 && last_->entry.state.dir() == dir) {
+        if (last_ != nullptr && last_->hash != 0 && last_->state.dir() == dir) {
             last_->used = clock_;
-            return &last_->entry;
+            return &last_->state;
         }
         const std::size_t h = hash_of(dir);
         if (Slot* s = lookup(dir, h)) {
             s->used = clock_;
             last_ = s;
-            return &s->entry;
+            return &s->state;
         }
         // The nearest directory above with a state.
         Slot* above = nullptr;
@@ -182,15 +132,14 @@ public:
         Slot& e = replace(h, above);
         if (above != nullptr) {
             above->used = clock_;
-            ctx.policy.write.carry_down(above->entry.state, dir, e.entry.state);
+            ctx.policy.write.carry_down(above->state, dir, e.state);
         } else {
-            e.entry.state.reset(dir);
+            e.state.reset(dir);
         }
-        e.entry.quiet.clear();
         e.hash = h;
         e.used = clock_;
         last_ = &e;
-        return &e.entry;
+        return &e.state;
     }
 
 private:
@@ -200,7 +149,7 @@ private:
     struct Slot {
         std::size_t hash = 0; // 0: empty
         std::uint64_t used = 0;
-        Entry entry;
+        patterns::GuardPrefix state;
     };
 
     // Never 0 (an empty slot).
@@ -215,7 +164,7 @@ private:
         const std::size_t set = first_way(h);
         for (std::size_t w = 0; w < kWays; ++w) {
             Slot* s = slots_[set + w].get();
-            if (s != nullptr && s->hash == h && s->entry.state.dir() == dir) {
+            if (s != nullptr && s->hash == h && s->state.dir() == dir) {
                 return s;
             }
         }
@@ -254,11 +203,6 @@ private:
 DirMemo& dir_memo() {
     thread_local DirMemo memo;
     return memo;
-}
-
-bool git_tier_inert_on_every_reading(const Readings& r) noexcept {
-    return std::all_of(r.all().begin(), r.all().end(),
-                       [](const patterns::ReadingView& v) { return git_tier_inert(v.segs); });
 }
 
 bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
@@ -379,26 +323,17 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
     if (!p.write.has_guard_rules() && !p.policy.git) {
         return Decision{}; // nothing could match: no readings to build
     }
-    DirMemo::Entry* dir = p.write.has_guard_rules() ? dir_memo().find(ctx, pv.path) : nullptr;
-    std::string_view name;
-    if (dir != nullptr) {
-        name = std::string_view(pv.path).substr(dir->state.dir().size() + 1);
-        if (!t.through && dir->quiet.has(name)) {
-            return Decision{}; // matched nothing lately, on every reading, for any operation
-        }
-    }
+    patterns::GuardPrefix* dir =
+        p.write.has_guard_rules() ? dir_memo().find(ctx, pv.path) : nullptr;
     Readings& r = scratch_readings();
     if (dir != nullptr) {
         // Only the last name is read; the directory's segments come from its memo.
-        r.build_below(dir->state.readings(), name);
+        r.build_below(dir->readings(), std::string_view(pv.path).substr(dir->dir().size() + 1));
     } else {
         r.build(pv.path, 0);
     }
-    Decision d = judge_readings(ctx, r, t, pv, dir != nullptr ? &dir->state : nullptr);
+    Decision d = judge_readings(ctx, r, t, pv, dir);
     if (d.tier == Tier::None) {
-        if (dir != nullptr && !t.through && git_tier_inert_on_every_reading(r)) {
-            dir->quiet.add(name);
-        }
         return d; // nothing matched: the data root is never consulted
     }
     if (!p.roots.empty()) {

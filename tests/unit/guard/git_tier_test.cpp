@@ -1,15 +1,8 @@
 // The git tier (design §4a): execution surfaces in every git directory at any depth, hooks by
 // name, the gitdir pointer file, and renames through them.
-#include "guard/git_tier.hpp"
 #include "guard_support.hpp"
 
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <string>
-#include <string_view>
-#include <vector>
 
 using namespace guardfs;
 using guard::Kind;
@@ -161,66 +154,4 @@ TEST_CASE("renames and symlinks through a git directory's surfaces are refused",
 TEST_CASE("the git tier can be switched off", "[guard][git]") {
     guard::Judge j(test::policy_of("git: false\n"), g_fs);
     CHECK(test::write_to(j, "/w/.git/hooks/pre-commit").verdict == Verdict::Allow);
-}
-
-TEST_CASE("where the git tier is inert, no operation on the path meets it", "[guard][git]") {
-    // The judge reuses a decision that matched nothing for another operation on the same path
-    // only where git_tier_inert() holds (judge.cpp, QuietNames). Every path of up to four
-    // segments from git's vocabulary, under every write operation, kind and existence of a target
-    // that is not passed through: an inert path is never matched.
-    const std::vector<std::string> vocabulary{
-        ".git",    "hooks",     "pre-commit", "config", "commondir", "info",           "attributes",
-        "modules", "worktrees", "objects",    "m",      "x",         "config.worktree"};
-    const std::vector<Op> ops{Op::Write,       Op::Create,    Op::Mknod,     Op::Mkdir,
-                              Op::Symlink,     Op::Link,      Op::Unlink,    Op::Rmdir,
-                              Op::Rename,      Op::Exchange,  Op::OpenWrite, Op::Truncate,
-                              Op::Chmod,       Op::Chown,     Op::Utimes,    Op::SetXattr,
-                              Op::RemoveXattr, Op::Fallocate, Op::CopyInto,  Op::Ioctl};
-    std::size_t inert = 0;
-    std::size_t inert_with_git = 0;
-    std::size_t met = 0;
-    std::vector<std::string_view> segs;
-    std::vector<std::size_t> at(4, 0);
-    for (std::size_t length = 1; length <= at.size(); ++length) {
-        std::fill(at.begin(), at.end(), 0);
-        while (true) {
-            segs.assign(1, "w");
-            for (std::size_t k = 0; k < length; ++k) {
-                segs.emplace_back(vocabulary[at[k]]);
-            }
-            const bool is_inert = guard::git_tier_inert(segs);
-            inert += is_inert ? 1U : 0U;
-            inert_with_git += is_inert && guard::has_git_segment(segs) ? 1U : 0U;
-            const bool any_match = [&] {
-                for (const Op op : ops) {
-                    for (const Kind kind :
-                         {Kind::Unknown, Kind::File, Kind::Directory, Kind::Symlink}) {
-                        for (const bool exists : {false, true}) {
-                            guard::Target t;
-                            t.kind = kind;
-                            t.exists = exists;
-                            if (guard::match_git(segs, 0, t, op).matched()) {
-                                return true;
-                            }
-                        }
-                    }
-                }
-                return false;
-            }();
-            met += any_match ? 1U : 0U;
-            if (is_inert && any_match) {
-                FAIL_CHECK("git_tier_inert, yet met: " << fmt::format("{}", fmt::join(segs, "/")));
-            }
-            std::size_t k = 0;
-            while (k < length && ++at[k] == vocabulary.size()) {
-                at[k++] = 0;
-            }
-            if (k == length) {
-                break;
-            }
-        }
-    }
-    CHECK(inert_with_git > 1000); // .git/objects/..., .git/modules/m/x, ...
-    CHECK(met > 1000);
-    CHECK(inert > met);
 }
