@@ -310,55 +310,46 @@ TEST_CASE("with no policy file the built-in recommended set applies", "[guard][j
 
 namespace {
 
-// Decides `requests` with `subject` in one sequence, then each with `reference` (the same
-// policy) alone, `other` (another policy) judged before each so the judge's directory states
-// start afresh; checks each pair decides alike. Returns how many `reference` did not allow.
-std::size_t check_in_sequence_as_alone(const guard::Judge& subject, const guard::Judge& reference,
-                                       const guard::Judge& other,
-                                       const std::vector<guard::Request>& requests) {
-    std::vector<Decision> in_sequence;
-    for (const auto& r : requests) {
-        in_sequence.push_back(subject.decide(r));
-    }
-    std::size_t guarded = 0;
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        (void)test::write_to(other, "/w/z");
-        const Decision alone = reference.decide(requests[i]);
-        std::string asked = guard::to_string(requests[i].op);
-        for (const auto& t : requests[i].targets) {
-            asked += fmt::format(" {}{}", t.views.front().path, t.through ? " (through)" : "");
-        }
-        CAPTURE(i, asked);
-        CHECK(in_sequence[i].verdict == alone.verdict);
-        CHECK(in_sequence[i].rule == alone.rule);
-        CHECK(in_sequence[i].tier == alone.tier);
-        guarded += alone.verdict != Verdict::Allow ? 1 : 0;
-    }
-    return guarded;
-}
-
-// The same for single-path writes.
-std::size_t check_in_sequence_as_alone(const guard::Judge& subject, const guard::Judge& reference,
-                                       const guard::Judge& other,
-                                       const std::vector<std::string>& paths) {
-    std::vector<guard::Request> requests;
-    for (const auto& p : paths) {
-        requests.push_back(test::request(Op::Write, {test::target(p)}));
-    }
-    return check_in_sequence_as_alone(subject, reference, other, requests);
-}
-
 // A judge under test, one of the same policy to compare it with, and one of another policy that
-// empties the per-thread memory when it judges between them.
+// empties the per-thread memory (DirMemo) when it judges between them.
 struct Judges {
     explicit Judges(const std::string& yaml)
         : subject(test::policy_of(yaml), g_fs)
         , reference(test::policy_of(yaml), g_fs)
         , other(test::policy_of("deny: [.other]\n"), g_fs) {}
 
-    template <typename T>
-    std::size_t check_in_sequence_as_alone(const std::vector<T>& asked) const {
-        return ::check_in_sequence_as_alone(subject, reference, other, asked);
+    // Decides `requests` with `subject` in one sequence, then each with `reference` alone,
+    // `other` judged before each so the directory states start afresh; checks each pair
+    // decides alike. Returns how many `reference` did not allow.
+    std::size_t check_in_sequence_as_alone(const std::vector<guard::Request>& requests) const {
+        std::vector<Decision> in_sequence;
+        for (const auto& r : requests) {
+            in_sequence.push_back(subject.decide(r));
+        }
+        std::size_t guarded = 0;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            (void)test::write_to(other, "/w/z");
+            const Decision alone = reference.decide(requests[i]);
+            std::string asked = guard::to_string(requests[i].op);
+            for (const auto& t : requests[i].targets) {
+                asked += fmt::format(" {}{}", t.views.front().path, t.through ? " (through)" : "");
+            }
+            CAPTURE(i, asked);
+            CHECK(in_sequence[i].verdict == alone.verdict);
+            CHECK(in_sequence[i].rule == alone.rule);
+            CHECK(in_sequence[i].tier == alone.tier);
+            guarded += alone.verdict != Verdict::Allow ? 1 : 0;
+        }
+        return guarded;
+    }
+
+    // The same for single-path writes.
+    std::size_t check_in_sequence_as_alone(const std::vector<std::string>& paths) const {
+        std::vector<guard::Request> requests;
+        for (const auto& p : paths) {
+            requests.push_back(test::request(Op::Write, {test::target(p)}));
+        }
+        return check_in_sequence_as_alone(requests);
     }
 
     guard::Judge subject;
