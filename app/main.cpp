@@ -53,9 +53,9 @@ int main(int argc, char** argv) {
         ->add_option(
             "-o", mount.fuse_options,
             "FUSE mount options (e.g. allow_other; writeback_cache: the kernel's "
-            "writeback cache, off by default; passthrough: FUSE passthrough on Linux 6.9 and "
-            "later, off by default; no_io_uring: not FUSE over io_uring, which is used where "
-            "the kernel offers it)")
+            "writeback cache, off by default; no_passthrough: not FUSE passthrough, which is "
+            "used on Linux 6.9 and later when the daemon has CAP_SYS_ADMIN; no_io_uring: not "
+            "FUSE over io_uring, which is used where the kernel offers it)")
         ->allow_extra_args(false);
     mount_cmd->add_option("workspace", mount.workspace, "the directory to guard")->required();
     mount_cmd->add_option("mountpoint", mount.mountpoint, "where to mount (default: WORKSPACE)");

@@ -41,6 +41,7 @@ constexpr unsigned long kIocBackingClose = _IOW(229, 2, std::uint32_t); // NOLIN
 
 std::atomic<bool> g_killpriv_v2{false};
 std::atomic<bool> g_want_passthrough{false};
+std::atomic<bool> g_passthrough_say{false};
 std::atomic<bool> g_passthrough{false};
 std::atomic<int> g_dev_fd{-1};
 void (*g_ring_start)(void*) = nullptr; // offer_ring(), before the session starts
@@ -113,7 +114,8 @@ void note_request(const char* buf, std::size_t len) noexcept {
             std::fprintf(stderr, "guardfs: FUSE over io_uring off: the kernel does not offer it "
                                  "(Linux 6.14 or later, with its fuse.enable_uring on)\n");
         }
-        if (g_want_passthrough.load(std::memory_order_relaxed) && !t_init_passthrough) {
+        if (g_want_passthrough.load(std::memory_order_relaxed) &&
+            g_passthrough_say.load(std::memory_order_relaxed) && !t_init_passthrough) {
             std::fprintf(stderr, "guardfs: FUSE passthrough off: the kernel does not offer it "
                                  "(Linux 6.9 or later)\n");
         }
@@ -214,7 +216,7 @@ ssize_t send_init(int fd, const iovec& header, const iovec& arg) {
             g_ring_start(g_ring_arg);
         }
     }
-    if (t_init_passthrough) {
+    if (t_init_passthrough && g_passthrough_say.load(std::memory_order_relaxed)) {
         std::fprintf(stderr, "guardfs: FUSE passthrough %s\n",
                      passthrough && n >= 0 ? "on" : "off: libfuse's INIT reply cannot carry it");
     }
@@ -423,8 +425,9 @@ std::span<char> ring_reply_buffer() noexcept {
                              : std::span<char>();
 }
 
-void want_passthrough(bool on) noexcept {
+void want_passthrough(bool on, bool say) noexcept {
     g_want_passthrough.store(on, std::memory_order_relaxed);
+    g_passthrough_say.store(say, std::memory_order_relaxed);
 }
 
 bool passthrough_on() noexcept {

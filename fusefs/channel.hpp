@@ -28,8 +28,9 @@ int install_channel(fuse_session* se) noexcept;
 // open file's data on the underlying file itself, without a request per read(2) or write(2).
 // Asked for in the INIT reply when want_passthrough(true) was called before the session
 // started, the kernel offers it and the writeback cache is off (the kernel takes one or the
-// other).
-void want_passthrough(bool on) noexcept;
+// other). With `say`, stderr tells whether the kernel took it; a refused backing file is told
+// either way.
+void want_passthrough(bool on, bool say) noexcept;
 
 // The kernel took passthrough, and no backing registration has failed for lack of privilege.
 bool passthrough_on() noexcept;

@@ -21,14 +21,15 @@
 namespace guardfs::fusefs {
 
 struct FsConfig {
-    std::string mount_spelled;    // the mount point as given, made absolute lexically
-    std::string ws_real;          // the underlying workspace's path when it was opened
-    double timeout = 86400.0;     // entry and attribute timeouts, seconds
-    bool chown_to_caller = false; // the daemon is root and other users reach the mount
-    bool writeback = false;       // the kernel's writeback cache (docs/decisions/008)
-    bool passthrough = false;     // FUSE passthrough where the kernel allows (decision 011)
-    bool ring = true;             // FUSE over io_uring where the kernel offers it (decision 012)
-    bool ring_asked = false;      // -o io_uring: say why when the ring is off
+    std::string mount_spelled;      // the mount point as given, made absolute lexically
+    std::string ws_real;            // the underlying workspace's path when it was opened
+    double timeout = 86400.0;       // entry and attribute timeouts, seconds
+    bool chown_to_caller = false;   // the daemon is root and other users reach the mount
+    bool writeback = false;         // the kernel's writeback cache (docs/decisions/008)
+    bool passthrough = false;       // FUSE passthrough where the kernel allows (decision 011)
+    bool passthrough_asked = false; // -o passthrough: say why when passthrough is off
+    bool ring = true;               // FUSE over io_uring where the kernel offers it (decision 012)
+    bool ring_asked = false;        // -o io_uring: say why when the ring is off
     // FLUSH is passed on (close of a duplicate) unless closing does nothing on every filesystem
     // below the workspace; then it is answered ENOSYS once and the kernel stops sending it.
     bool pass_flush = true;

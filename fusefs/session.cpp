@@ -21,9 +21,12 @@
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include <fcntl.h>
@@ -55,14 +58,31 @@ std::string fstype_at(const std::string& path) {
     return found;
 }
 
-// Does the daemon hold CAP_FSETID in its effective set (writes keep set-ID bits)?
-bool holds_fsetid() {
+// Does the daemon hold capability `cap` in its effective set?
+bool holds_capability(unsigned cap) {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
     if (::syscall(SYS_capget, &header, data.data()) != 0) {
         return ::geteuid() == 0;
     }
-    return (data[CAP_TO_INDEX(CAP_FSETID)].effective & CAP_TO_MASK(CAP_FSETID)) != 0;
+    return (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap)) != 0;
+}
+
+// Is the daemon in the initial user namespace? Its uid map is then the identity over all ids.
+// The kernel registers backing files only for CAP_SYS_ADMIN there.
+bool in_initial_user_namespace() {
+    const base::UniqueFd f(::open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC));
+    std::string text;
+    if (!f.valid() || !read_all_at_start(f.get(), text)) {
+        return false;
+    }
+    std::istringstream in(text);
+    std::uint64_t inside = 1;
+    std::uint64_t outside = 1;
+    std::uint64_t count = 0;
+    std::string rest;
+    in >> inside >> outside >> count;
+    return in && inside == 0 && outside == 0 && count == 4294967295U && !(in >> rest);
 }
 
 void raise_fd_limit() {
@@ -298,7 +318,10 @@ int serve(const MountOptions& options, GuardSetup setup) {
     cfg.ws_real.assign(buf.data(), static_cast<std::size_t>(n));
     cfg.timeout = options.timeout_seconds;
     cfg.writeback = options.writeback;
-    cfg.clears_setid = holds_fsetid();
+    cfg.clears_setid = holds_capability(CAP_FSETID);
+    // FUSE passthrough by default where the kernel would register backing files for this
+    // daemon (docs/decisions/011); -o passthrough tries anyway and says why it is off.
+    cfg.passthrough = holds_capability(CAP_SYS_ADMIN) && in_initial_user_namespace();
     {
         const base::UniqueFd mi(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
         std::string text;
@@ -326,6 +349,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
         // FUSE passthrough (docs/decisions/011), likewise guardfs's own.
         if (o == "passthrough" || o == "no_passthrough") {
             cfg.passthrough = o == "passthrough";
+            cfg.passthrough_asked = cfg.passthrough;
             continue;
         }
         // FUSE over io_uring (docs/decisions/012): used where the kernel offers it.
@@ -402,7 +426,8 @@ int serve(const MountOptions& options, GuardSetup setup) {
         fuse_session_destroy(se);
         return 1;
     }
-    want_passthrough(fs.cfg.passthrough && !fs.cfg.writeback);
+    want_passthrough(fs.cfg.passthrough && !fs.cfg.writeback,
+                     fs.cfg.passthrough_asked || !options.quiet);
     if (const int err = install_channel(se); err != 0) {
         std::fprintf(stderr, "guardfs: cannot install the request channel: %s\n",
                      strerrordesc_np(-err));

@@ -11,9 +11,10 @@ and opcode) name the request's kind: `--opcodes` prints requests per operation b
 phase's own untraced warm-up (e.g. the first stat walk) runs before strace attaches. guardfs is
 mounted with -o no_io_uring: requests that come on FUSE over io_uring (docs/decisions/012) are
 not reads of /dev/fuse, and the kernel sends the same requests either way.
-Contenders: guardfs-rec (built-in policy), guardfs-empty, guardfs-rec-wb (-o writeback_cache),
-guardfs-rec-pt (-o passthrough; not in the default list),
-bindfs, mergerfs, fuse-overlayfs, with fsbench.py's options.
+Contenders: guardfs-rec (built-in policy; FUSE passthrough where the kernel offers it, the
+default, docs/decisions/011), guardfs-empty, guardfs-rec-pc (-o no_passthrough: the page cache),
+guardfs-rec-wb (-o writeback_cache, which also turns passthrough off), bindfs, mergerfs,
+fuse-overlayfs, with fsbench.py's options.
 
     python3 bench/fs/requests.py [--n 1000] [--contenders guardfs-rec,bindfs,...] [--json F]
 
@@ -150,7 +151,7 @@ class Mounted:
         if name.startswith("guardfs"):
             pol = {"guardfs-empty": ["--policy", fsbench.EMPTY_POLICY], "guardfs-rec": [],
                    "guardfs-rec-wb": ["-o", "writeback_cache"],
-                   "guardfs-rec-pt": ["-o", "passthrough"]}[name]
+                   "guardfs-rec-pc": ["-o", "no_passthrough"]}[name]
             cmd = [args.guardfs, "mount", "-f", "-o", "no_io_uring", *pol, self.work]
         else:
             cmd = fsbench.passthrough_command(name, dirs)
@@ -207,8 +208,8 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=1000, help="operations per phase (default 1000)")
     ap.add_argument("--git-n", type=int, default=5, help="git status runs (default 5)")
     ap.add_argument("--contenders",
-                    default="guardfs-rec,guardfs-empty,guardfs-rec-wb,bindfs,mergerfs,"
-                            "fuse-overlayfs")
+                    default="guardfs-rec,guardfs-empty,guardfs-rec-pc,guardfs-rec-wb,bindfs,"
+                            "mergerfs,fuse-overlayfs")
     ap.add_argument("--guardfs", default=fsbench.DEFAULT_GUARDFS)
     ap.add_argument("--base-dir", default="/var/tmp")
     ap.add_argument("--json")

@@ -1,4 +1,4 @@
-// FUSE passthrough (`-o passthrough`, off by default for now; docs/decisions/011): the kernel
+// FUSE passthrough (on by default for a daemon with CAP_SYS_ADMIN, docs/decisions/011): the kernel
 // reads and writes an open file's data on the underlying file itself. What must still hold:
 // the guard decides at open as before; data written through one kind of handle is what every other
 // kind reads; every handle of a file open at once uses the same backing file (the kernel answers
@@ -6,7 +6,7 @@
 // backing file, which the kernel writes with the daemon's credentials.
 //
 // On a kernel that offers passthrough (Linux 6.9 and later) to a daemon run as root, the daemon
-// must report it on; elsewhere the same checks run against the page cache.
+// must report it on, by default; elsewhere the same checks run against the page cache.
 #include "support/mount_fixture.hpp"
 #include "support/process.hpp"
 
@@ -55,7 +55,6 @@ bool passthrough_expected() {
 MountSpec passthrough_spec() {
     MountSpec spec;
     spec.policy_yaml = kPolicy;
-    spec.extra_args = {"-o", "passthrough"};
     spec.setup = [](const std::string& ws) {
         // Another user must reach the workspace (the fixture's directory is 0700).
         REQUIRE(::chmod((ws + "/..").c_str(), 0755) == 0);
@@ -412,27 +411,31 @@ TEST_CASE("another user's write clears set-ID bits, and none are added under the
     }
 }
 
-TEST_CASE("passthrough is on with -o passthrough, and off without it",
+TEST_CASE("passthrough is on by default and with -o passthrough, off with -o no_passthrough "
+          "and with the writeback cache",
           "[integration][passthrough]") {
     require_fuse();
-    {
+    for (const char* on : {"", "passthrough"}) {
+        CAPTURE(on);
         MountSpec spec;
         spec.policy_yaml = kPolicy;
-        spec.extra_args = {"-o", "passthrough"};
+        if (*on != '\0') {
+            spec.extra_args = {"-o", on};
+        }
         MountedGuard g(spec);
         check_reported(g);
         write_file(g.ws("a"), "a");
         CHECK(read_file(g.ws("a")) == "a");
     }
-    for (const char* off : {"", "no_passthrough"}) {
+    for (const char* off : {"no_passthrough", "writeback_cache"}) {
+        CAPTURE(off);
         MountSpec spec;
         spec.policy_yaml = kPolicy;
-        if (*off != '\0') {
-            spec.extra_args = {"-o", off};
-        }
+        spec.extra_args = {"-o", off};
         MountedGuard g(spec);
         write_file(g.ws("b"), "b");
         CHECK(read_file(g.ws("b")) == "b");
+        REQUIRE(g.unmount() == 0);
         CHECK(g.daemon_log().find("FUSE passthrough") == std::string::npos);
     }
 }

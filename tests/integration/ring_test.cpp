@@ -5,7 +5,9 @@
 // both directions (a request or reply as large as the ring's payload, a READ answered from the
 // entry's own buffer); the guard refuses as before; many callers at once on both CPUs are all
 // served, while the rings grow; a signal ends the daemon cleanly while requests are in flight;
-// and O_DIRECT data crosses whatever its alignment.
+// and O_DIRECT data crosses whatever its alignment through the daemon, and as natively through
+// FUSE passthrough. The data tests mount with -o no_passthrough, so that reads and writes
+// reach the daemon (passthrough, the default, keeps them in the kernel).
 #include "support/mount_fixture.hpp"
 #include "support/process.hpp"
 
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -41,6 +44,7 @@ MountSpec spec_for(Transport transport) {
     MountSpec spec;
     spec.policy_yaml = kPolicy;
     spec.transport = transport;
+    spec.extra_args = {"-o", "no_passthrough"};
     return spec;
 }
 
@@ -145,8 +149,56 @@ TEST_CASE("requests reach the daemon over io_uring where the kernel offers it, a
     }
 }
 
+namespace {
+
+// What a file opened O_DIRECT at `path` answers to an unaligned write and read of `bytes`, and
+// to aligned ones: each call's result and errno, and what the aligned read brought back.
+struct DirectIo {
+    ssize_t unaligned_write = 0;
+    int unaligned_write_errno = 0;
+    ssize_t unaligned_read = 0;
+    int unaligned_read_errno = 0;
+    bool unaligned_data_back = false;
+    ssize_t aligned_write = 0;
+    ssize_t aligned_read = 0;
+    bool aligned_data_back = false;
+};
+
+DirectIo direct_io(const std::string& path, const std::string& bytes) {
+    DirectIo r;
+    const std::size_t n = bytes.size();
+    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_DIRECT | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    // From 16 bytes into a buffer, at file offset 100.
+    std::string out(n + 16, '\0');
+    std::copy(bytes.begin(), bytes.end(), out.begin() + 16);
+    errno = 0;
+    r.unaligned_write = ::pwrite(fd, out.data() + 16, n, 100);
+    r.unaligned_write_errno = r.unaligned_write < 0 ? errno : 0;
+    std::string back(n + 16, '\0');
+    errno = 0;
+    r.unaligned_read = ::pread(fd, back.data() + 1, n, 100);
+    r.unaligned_read_errno = r.unaligned_read < 0 ? errno : 0;
+    r.unaligned_data_back = back.compare(1, n, bytes) == 0;
+    // Page-aligned buffers, offset and length.
+    const std::size_t len = n & ~std::size_t{4095};
+    void* mem = nullptr;
+    REQUIRE(::posix_memalign(&mem, 4096, len) == 0);
+    std::unique_ptr<char, decltype(&std::free)> buf(static_cast<char*>(mem), &std::free);
+    std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len), buf.get());
+    r.aligned_write = ::pwrite(fd, buf.get(), len, 8192);
+    std::fill(buf.get(), buf.get() + len, '\0');
+    r.aligned_read = ::pread(fd, buf.get(), len, 8192);
+    r.aligned_data_back =
+        std::equal(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len), buf.get());
+    ::close(fd);
+    return r;
+}
+
+} // namespace
+
 TEST_CASE("O_DIRECT data from unaligned buffers, at unaligned offsets, larger than a request, "
-          "crosses whole on both transports",
+          "crosses whole through the daemon on both transports",
           "[integration][ring]") {
     require_fuse();
     const Transport transport = GENERATE(Transport::Ring, Transport::DevFuse);
@@ -154,21 +206,59 @@ TEST_CASE("O_DIRECT data from unaligned buffers, at unaligned offsets, larger th
     MountedGuard g(spec_for(transport));
     // The daemon opens the underlying file without O_DIRECT (docs/decisions/013): a descriptor
     // opened O_DIRECT took no data read from /dev/fuse, nor the pieces the kernel cuts an
-    // unaligned buffer into. Natively every call below fails EINVAL; through FUSE the kernel
-    // copies the caller's data into requests, so it succeeds.
+    // unaligned buffer into. Natively the unaligned calls fail EINVAL on most filesystems;
+    // through the daemon the kernel copies the caller's data into requests, so they succeed.
     const std::size_t n = (std::size_t{3} << 20) + 100;
     const std::string bytes = pattern_of(n);
-    std::string out(n + 16, '\0');
-    std::copy(bytes.begin(), bytes.end(), out.begin() + 16);
-    const int fd = ::open(g.ws("direct").c_str(), O_CREAT | O_RDWR | O_DIRECT | O_CLOEXEC, 0644);
-    REQUIRE(fd >= 0);
-    CHECK(::pwrite(fd, out.data() + 16, n, 100) == static_cast<ssize_t>(n));
-    std::string back(n + 16, '\0');
-    CHECK(::pread(fd, back.data() + 1, n, 100) == static_cast<ssize_t>(n));
-    CHECK(back.compare(1, n, bytes) == 0);
-    ::close(fd);
+    const DirectIo r = direct_io(g.ws("direct"), bytes);
+    CHECK(r.unaligned_write == static_cast<ssize_t>(n));
+    CHECK(r.unaligned_read == static_cast<ssize_t>(n));
+    CHECK(r.unaligned_data_back);
+    CHECK(r.aligned_write == static_cast<ssize_t>(n & ~std::size_t{4095}));
+    CHECK(r.aligned_read == r.aligned_write);
+    CHECK(r.aligned_data_back);
     REQUIRE(g.unmount() == 0);
-    CHECK(read_file(g.ws("direct")) == std::string(100, '\0') + bytes);
+    const std::size_t len = n & ~std::size_t{4095};
+    std::string expect = std::string(100, '\0') + bytes;
+    expect.resize(std::max(expect.size(), 8192 + len), '\0');
+    std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len),
+              expect.begin() + 8192);
+    CHECK(read_file(g.ws("direct")) == expect);
+}
+
+TEST_CASE("O_DIRECT through FUSE passthrough answers as the filesystem below does natively",
+          "[integration][ring][passthrough]") {
+    require_fuse();
+    const Transport transport = GENERATE(Transport::Ring, Transport::DevFuse);
+    CAPTURE(transport == Transport::Ring);
+    MountSpec spec = spec_for(transport);
+    spec.extra_args = {"-o", "passthrough"};
+    MountedGuard g(spec);
+    // The kernel opens the backing file with the caller's O_DIRECT (docs/decisions/011), so the
+    // filesystem below judges the alignment, as it does for a program that never saw guardfs.
+    // Compared with a file of the same filesystem beside the workspace, outside the mount.
+    const std::size_t n = (std::size_t{3} << 20) + 100;
+    const std::string bytes = pattern_of(n);
+    const std::string native_path = g.root() + "/direct-native";
+    const DirectIo native = direct_io(native_path, bytes);
+    const DirectIo mounted = direct_io(g.ws("direct"), bytes);
+    if (!g.log_shows("FUSE passthrough on")) {
+        WARN("this kernel or user gets no FUSE passthrough; O_DIRECT went through the daemon");
+        CHECK(mounted.unaligned_write == static_cast<ssize_t>(n));
+        CHECK(mounted.aligned_data_back);
+        return;
+    }
+    CHECK(mounted.unaligned_write == native.unaligned_write);
+    CHECK(mounted.unaligned_write_errno == native.unaligned_write_errno);
+    CHECK(mounted.unaligned_read == native.unaligned_read);
+    CHECK(mounted.unaligned_read_errno == native.unaligned_read_errno);
+    CHECK(mounted.unaligned_data_back == native.unaligned_data_back);
+    CHECK(mounted.aligned_write == native.aligned_write);
+    CHECK(mounted.aligned_read == native.aligned_read);
+    CHECK(mounted.aligned_data_back == native.aligned_data_back);
+    CHECK(mounted.aligned_data_back);
+    REQUIRE(g.unmount() == 0);
+    CHECK(read_file(g.ws("direct")) == read_file(native_path));
 }
 
 TEST_CASE("many callers at once on every CPU are all served while the rings grow",

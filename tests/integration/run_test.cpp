@@ -223,6 +223,10 @@ TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed"
     CHECK(r.err.find("Permission denied") != std::string::npos);
     CHECK(read_file(w.ws + "/.env") == "SECRET=1\n");
     CHECK(read_file(w.ws + "/mine.txt") == "hi\n");
+    // Root in the command's user namespace holds CAP_SYS_ADMIN there, but the kernel registers
+    // backing files only for the initial namespace's: the daemon does not try FUSE passthrough,
+    // so it does not report a refusal (docs/decisions/011).
+    CHECK(r.err.find("passthrough") == std::string::npos);
 
     // guardfs mount by the same user (no namespace, no default_permissions): a directory its
     // owner may not read cannot be listed, as natively. The daemon's own open of it fails: at
@@ -248,7 +252,9 @@ TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed"
         "/locked 2>/dev/null && echo LISTED locked || echo refused locked; chmod 700 " + plain +
         "/locked && touch " + plain + "/locked/f && ls " + plain + "/locked; ls " + plain +
         "/ro; stat " + plain +
-        "/ro/g >/dev/null 2>&1 && echo STAT ro/g || echo no stat ro/g; "
+        "/ro/g >/dev/null 2>&1 && echo STAT ro/g || echo no stat ro/g; echo data > " + plain +
+        "/w && cat " + plain +
+        "/w; "
         "fusermount3 -u " +
         plain + "; }";
     const auto m = run(
@@ -256,7 +262,10 @@ TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed"
         o);
     CAPTURE(m.out, m.err);
     CHECK(m.exit_code == 0);
-    CHECK(m.out == "refused locked\nf\ng\nh\nno stat ro/g\n");
+    CHECK(m.out == "refused locked\nf\ng\nh\nno stat ro/g\ndata\n");
+    // Without CAP_SYS_ADMIN no FUSE passthrough is tried, and none is reported: data goes
+    // through the daemon and the page cache.
+    CHECK(m.err.find("passthrough") == std::string::npos);
     CHECK(!is_mount_point(plain));
 }
 
