@@ -8,7 +8,10 @@ strace follows every thread of the daemon while a Python loop makes N operations
 mount. A request is one read (or splice) of the daemon's /dev/fuse descriptor; FORGET requests
 have no reply, every other request has one. A read's first 8 bytes (the request header's length
 and opcode) name the request's kind: `--opcodes` prints requests per operation by kind. The
-phase's own untraced warm-up (e.g. the first stat walk) runs before strace attaches. guardfs is
+phase's own untraced warm-up (e.g. the first stat walk) runs before strace attaches. Then a git
+repository of the cmake tree: `git status` (per run), and fsbench's stash/checkout sequence
+after its edit; and fsbench's 50-file C project: cmake's configure step and make -j2 (one run
+each is one operation). guardfs is
 mounted with -o no_io_uring: requests that come on FUSE over io_uring (docs/decisions/012) are
 not reads of /dev/fuse, and the kernel sends the same requests either way.
 Contenders: guardfs-rec (built-in policy; FUSE passthrough where the kernel offers it, the
@@ -73,6 +76,14 @@ PHASES = [
      "    for x in dirs + names: os.lstat(os.path.join(root, x))\n"),
 ]
 GIT_PHASE = "git status"
+# fsbench's git-stash-checkout row after its edit of 50 files, and its build rows (a 50-file
+# C project): one run of each is one operation.
+STASH_PHASE = "git stash/checkout"
+CMAKE_PHASE = "cmake configure"
+MAKE_PHASE = "make -j2"
+STASH_CHECKOUT = (["git", "stash", "-q"], ["git", "checkout", "-q", "-b", "feature"],
+                  ["git", "stash", "pop", "-q"], ["git", "commit", "-q", "-a", "-m", "edit"],
+                  ["git", "checkout", "-q", "main"])
 
 
 def fuse_fds(pid: int) -> set[str]:
@@ -223,6 +234,8 @@ def main() -> int:
     subprocess.run(["tar", "-C", "/usr/share", "--exclude=*.pfx", "-cf", tar, "cmake-3.25"],
                    check=True)
     env = dict(os.environ, HOME=base, **fsbench.GIT_ENV)
+    cproj = os.path.join(base, "cproj")
+    fsbench.write_cproj(cproj, 50)
     res: dict = {}
     try:
         for c in contenders:
@@ -248,13 +261,29 @@ def main() -> int:
                                        check=True, stdout=subprocess.DEVNULL)
                 r, k, kinds = m.traced(status)
                 res[c][GIT_PHASE] = (r / args.git_n, k / args.git_n, per(kinds, args.git_n))
+                subprocess.run(fsbench.PY + [fsbench.EDIT_PY], cwd=repo, check=True)
+
+                def stash_checkout():
+                    for cmd in STASH_CHECKOUT:
+                        subprocess.run(cmd, cwd=repo, env=env, check=True,
+                                       stdout=subprocess.DEVNULL)
+                r, k, kinds = m.traced(stash_checkout)
+                res[c][STASH_PHASE] = (r, k, per(kinds, 1))
+                subprocess.run(["cp", "-a", cproj, "cproj"], cwd=m.work, check=True)
+                proj = os.path.join(m.work, "cproj")
+                for phase, cmd in ((CMAKE_PHASE, ["cmake", "-S", ".", "-B", "build", "-G",
+                                                  "Unix Makefiles"]),
+                                   (MAKE_PHASE, ["cmake", "--build", "build", "-j2"])):
+                    r, k, kinds = m.traced(lambda cmd=cmd: subprocess.run(
+                        cmd, cwd=proj, env=env, check=True, stdout=subprocess.DEVNULL))
+                    res[c][phase] = (r, k, per(kinds, 1))
             finally:
                 m.close()
             print(f"{c}: " + ", ".join(f"{p} {r:.2f}/{k:.2f}" for p, (r, k, _) in res[c].items()),
                   file=sys.stderr, flush=True)
     finally:
         subprocess.run(["rm", "-rf", "--one-file-system", base], check=False)
-    phases = [p for p, _, _ in PHASES] + [GIT_PHASE]
+    phases = [p for p, _, _ in PHASES] + [GIT_PHASE, STASH_PHASE, CMAKE_PHASE, MAKE_PHASE]
     print("FUSE requests per operation (daemon system calls per operation, requests included)")
     print(f"{'operation':20s}" + "".join(f"{c:>22s}" for c in contenders))
     for p in phases:
