@@ -730,7 +730,8 @@ class Bench:
         }
 
     def options(self) -> dict:
-        return {
+        """How each contender of this run is mounted, and the limit every daemon runs under."""
+        every = {
             "native": "plain directory",
             "guardfs-empty": f"guardfs mount -f --policy examples/policies/empty.yaml WS",
             "guardfs-rec": "guardfs mount -f WS (built-in recommended policy)",
@@ -745,6 +746,8 @@ class Bench:
                               f"workdir=WORK,{OVERLAY_EXTRA} MNT",
             "all daemons": f"RLIMIT_NOFILE {DAEMON_NOFILE} (hard and soft)",
         }
+        return {c: opt for c, opt in every.items()
+                if c in self.args.contenders or c == "all daemons"}
 
     def run_sample(self, contender: str, workload: str, rnd: int, idx: int) -> dict:
         sdir = os.path.join(self.base, f"r{rnd}-{idx}-{workload}-{contender}")
