@@ -262,7 +262,7 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
     }
 }
 
-int target_of_inode(Fs& fs, Inode& inode, guard::Target& target) {
+int target_of_inode(Fs& fs, Inode& inode, guard::Target& target, std::uint64_t* settled) {
     std::string path;
     if (const int err = underlying_path(fs, inode, path); err != 0) {
         return err;
@@ -275,10 +275,15 @@ int target_of_inode(Fs& fs, Inode& inode, guard::Target& target) {
                                         : guard::Kind::Other;
     target.identity = guard::FileId{inode.dev, inode.ino};
     std::lock_guard<std::mutex> lock(inode.m);
+    bool other_names = false;
     for (const std::string& name : inode.names) {
         if (name != path && under(name, fs.cfg.ws_real)) {
             add_views(fs, name, target, guard::View::OtherName);
+            other_names = true;
         }
+    }
+    if (settled != nullptr) {
+        *settled = !other_names && inode.settled_path == path ? inode.settled : 0;
     }
     return 0;
 }

@@ -162,9 +162,11 @@ bool hidden(Fs& fs, fuse_req_t req, const std::string& parent_path, std::string_
     return !d.allowed();
 }
 
-int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
+namespace {
+
+int add_target(Fs& fs, Inode& inode, Prepared& p, std::uint64_t* settled) {
     p.request.targets.emplace_back();
-    const int err = target_of_inode(fs, inode, p.request.targets.back());
+    const int err = target_of_inode(fs, inode, p.request.targets.back(), settled);
     if (err == ENOENT) {
         struct stat st {};
 
@@ -179,6 +181,41 @@ int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
         }
     }
     return err;
+}
+
+} // namespace
+
+int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
+    return add_target(fs, inode, p, nullptr);
+}
+
+int add_only_inode_target(Fs& fs, Inode& inode, Prepared& p) {
+    if (!p.request.targets.empty() || guard::is_read_op(p.request.op)) {
+        return add_target(fs, inode, p, nullptr);
+    }
+    std::uint64_t settled = 0;
+    const int err = add_target(fs, inode, p, &settled);
+    if (err == 0 && p.judge && settled != 0 &&
+        fs.arbiter->settled(settled, guard::FileId{inode.dev, inode.ino})) {
+        p.judge = false;
+    }
+    return err;
+}
+
+void remember_settled(Inode& in, const Prepared& p) {
+    if (p.request.targets.size() != 1 || p.request.targets.front().views.empty()) {
+        return;
+    }
+    // The canonical (underlying) path is the last view add_views gives (the spelled one first,
+    // when they differ): the path target_of_inode will read back for this inode.
+    const std::string& path = p.request.targets.front().views.back().path;
+    std::lock_guard<std::mutex> lock(in.m);
+    if (p.settled == 0) {
+        in.settled = 0; // a file made again at a path not settled now
+        return;
+    }
+    in.settled = p.settled;
+    in.settled_path = path;
 }
 
 int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, mode_t mode, int fd) {

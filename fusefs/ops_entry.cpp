@@ -215,7 +215,7 @@ int build_setattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, struc
         return 0;
     }
     p.request.op = size_judged ? Op::Truncate : mode ? Op::Chmod : owner ? Op::Chown : Op::Utimes;
-    return add_inode_target(fs, in, p);
+    return add_only_inode_target(fs, in, p);
 }
 
 int set_times(Fs& fs, const Inode& in, const struct stat& attr, int valid, fuse_file_info* fi) {
@@ -325,8 +325,8 @@ int build_new_entry(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op
     return 0;
 }
 
-void finish_new_entry(Fs& fs, fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
-                      int rc) {
+void finish_new_entry(Fs& fs, fuse_req_t req, const Prepared& p, fuse_ino_t parent,
+                      const char* name, mode_t mode, int rc) {
     if (rc != 0) {
         fuse_reply_err(req, errno);
         return;
@@ -337,7 +337,11 @@ void finish_new_entry(Fs& fs, fuse_req_t req, fuse_ino_t parent, const char* nam
         return;
     }
     fuse_entry_param e{};
-    reply_entry_or_err(req, do_lookup(fs, dir, name, e), e);
+    const int err = do_lookup(fs, dir, name, e);
+    if (err == 0) {
+        remember_settled(fs.inodes.get(e.ino), p);
+    }
+    reply_entry_or_err(req, err, e);
 }
 
 int build_mknod(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
@@ -345,10 +349,10 @@ int build_mknod(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, cons
     return build_new_entry(fs, p, parent, name, Op::Mknod, kind_of(mode));
 }
 
-void do_mknod(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
-              mode_t mode, dev_t rdev) {
+void do_mknod(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const char* name, mode_t mode,
+              dev_t rdev) {
     const int rc = ::mknodat(inode_of(fs, parent).fd.get(), name, mode, rdev);
-    finish_new_entry(fs, req, parent, name, mode, rc);
+    finish_new_entry(fs, req, p, parent, name, mode, rc);
 }
 
 int build_mkdir(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
@@ -356,10 +360,10 @@ int build_mkdir(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, cons
     return build_new_entry(fs, p, parent, name, Op::Mkdir, Kind::Directory);
 }
 
-void do_mkdir(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
+void do_mkdir(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const char* name,
               mode_t mode) {
     const int rc = ::mkdirat(inode_of(fs, parent).fd.get(), name, mode);
-    finish_new_entry(fs, req, parent, name, S_IFDIR | mode, rc);
+    finish_new_entry(fs, req, p, parent, name, S_IFDIR | mode, rc);
 }
 
 bool under(std::string_view path, std::string_view root) {
@@ -404,10 +408,10 @@ int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fus
     return 0;
 }
 
-void do_symlink(Fs& fs, fuse_req_t req, Prepared& /*p*/, const char* link, fuse_ino_t parent,
+void do_symlink(Fs& fs, fuse_req_t req, Prepared& p, const char* link, fuse_ino_t parent,
                 const char* name) {
     const int rc = ::symlinkat(link, inode_of(fs, parent).fd.get(), name);
-    finish_new_entry(fs, req, parent, name, S_IFLNK | 0777, rc);
+    finish_new_entry(fs, req, p, parent, name, S_IFLNK | 0777, rc);
 }
 
 // ---- unlink, rmdir ---------------------------------------------------------------------------

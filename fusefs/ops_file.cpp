@@ -151,7 +151,7 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
         return add_inode_target(fs, fs.inodes.get(ino), p);
     }
     p.request.op = (fi->flags & O_TRUNC) != 0 ? Op::Truncate : Op::OpenWrite;
-    return add_inode_target(fs, fs.inodes.get(ino), p);
+    return add_only_inode_target(fs, fs.inodes.get(ino), p);
 }
 
 void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {
@@ -215,7 +215,7 @@ int build_create(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
     return 0;
 }
 
-void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
+void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const char* name,
                mode_t mode, fuse_file_info* fi) {
     Inode& dir = fs.inodes.get(parent);
 
@@ -250,6 +250,7 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         return;
     }
     Inode& in = fs.inodes.get(e.ino);
+    remember_settled(in, p);
     auto fh = std::make_unique<FileHandle>(std::move(fd), true);
     if (const int err = add_handle(fs, req, in, *fh, true, fi); err != 0) {
         fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come

@@ -116,6 +116,7 @@ struct Prepared {
     guard::Request request;
     bool judge = true; // false: this call changes nothing (e.g. an open for reading)
     int flags = 0;
+    std::uint64_t settled = 0; // the gate's Decision::settled (remember_settled)
 
     struct stat st {};
 };
@@ -184,6 +185,7 @@ struct Gated<S, Build, Body, void (*)(fuse_req_t, A...)> {
                     fuse_reply_err(req, EACCES);
                     return;
                 }
+                p.settled = d.settled;
             }
             Body(fs, req, p, a...);
         } catch (const std::bad_alloc&) {

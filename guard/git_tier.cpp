@@ -193,10 +193,12 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
             if (!is_dir && t.exists) {
                 return {GitSurface::Pointer, ".git (gitdir pointer file)"};
             }
+            best.possible = true;
             continue;
         }
         const GitMatch m = surface_at(tail);
         if (m.matched()) {
+            best.possible = true; // whether or not this operation is let through below
             // A mode or time change leaves what git reads from config, attributes and commondir
             // as it was (git init itself probes core.filemode with a chmod of config); on a hook
             // the executable bit is what turns it on, so there it stays refused.
@@ -220,7 +222,8 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
             return m;
         }
         if (t.through && through_at(tail)) {
-            best = {GitSurface::Through, ".git/... (a directory on the way to a git surface)"};
+            best.surface = GitSurface::Through;
+            best.row = ".git/... (a directory on the way to a git surface)";
         }
     }
     return best;

@@ -28,6 +28,10 @@ enum class GitSurface : std::uint8_t {
 struct GitMatch {
     GitSurface surface = GitSurface::None;
     std::string_view row; // e.g. ".git/hooks/<hook>"
+    // With no match: whether another operation, kind of file or existence of the target could
+    // have matched (a `.git` entry itself, or a surface that this operation may touch). False
+    // means no operation on this path is the git tier's business (Decision::settled).
+    bool possible = false;
 
     [[nodiscard]] bool matched() const noexcept { return surface != GitSurface::None; }
 };

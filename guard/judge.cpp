@@ -44,6 +44,9 @@ struct Context {
     const AnswerStore* answers;
     bool keys_ready = false;
     std::vector<RootKey> keys; // valid (not straddled) keys, shallowest first
+    // Cleared when a view that matched nothing could match for another operation, kind or
+    // existence of its target (Decision::settled).
+    bool settled = true;
 
     const std::vector<RootKey>& root_keys() {
         if (keys_ready) {
@@ -272,6 +275,7 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
         for (const auto& v : r.all()) {
             const GitMatch g = match_git(v.segs, v.strip, t, ctx.request.op);
             if (!g.matched()) {
+                ctx.settled = ctx.settled && !g.possible;
                 continue;
             }
             if ((g.surface == GitSurface::Config || g.surface == GitSurface::ConfigWorktree) &&
@@ -441,6 +445,8 @@ struct PolicyCache {
     std::shared_ptr<const CompiledPolicy> policy;
 };
 
+thread_local PolicyCache t_policy_cache;
+
 } // namespace
 
 Judge::Judge(std::shared_ptr<const CompiledPolicy> policy, dataroot::FsOps& fs,
@@ -451,7 +457,7 @@ Judge::Judge(std::shared_ptr<const CompiledPolicy> policy, dataroot::FsOps& fs,
     , git_config_judge_(git_config_judge) {}
 
 const std::shared_ptr<const CompiledPolicy>& Judge::current() const {
-    thread_local PolicyCache cache;
+    PolicyCache& cache = t_policy_cache;
     const std::uint64_t generation = generation_.load(std::memory_order_acquire);
     if (cache.judge != id_ || cache.generation != generation || !cache.policy) {
         cache.policy = policy_.load();
@@ -459,6 +465,11 @@ const std::shared_ptr<const CompiledPolicy>& Judge::current() const {
         cache.generation = generation;
     }
     return cache.policy;
+}
+
+std::uint64_t Judge::settled_token() const noexcept {
+    // Never 0; another judge's tokens differ (its id), as do this one's under another policy.
+    return (id_ << 40U) + t_policy_cache.generation + 1;
 }
 
 std::shared_ptr<const CompiledPolicy> Judge::policy() const noexcept {
@@ -495,7 +506,7 @@ Decision Judge::decide_unsafe(const Request& request) const {
     if (is_read_op(request.op)) {
         return judge_read(*policy, request);
     }
-    Context ctx{*policy, owner, fs_, request, git_config_judge_, answers_, false, {}};
+    Context ctx{*policy, owner, fs_, request, git_config_judge_, answers_, false, {}, true};
     if (request.targets.empty()) {
         best.verdict = Verdict::Deny;
         best.tier = Tier::Internal;
@@ -539,6 +550,9 @@ Decision Judge::decide_unsafe(const Request& request) const {
                 break;
             }
         }
+        if (t.through || t.role == Role::LinkTarget) {
+            ctx.settled = false; // judged on more than its views' rows, or links_out
+        }
         if (t.role == Role::LinkTarget && t.leaves_tree && target_best.tier == Tier::None) {
             target_best.verdict = policy->policy.links_out;
             target_best.tier = Tier::LinksOut;
@@ -555,7 +569,16 @@ Decision Judge::decide_unsafe(const Request& request) const {
             break;
         }
     }
+    if (best.tier == Tier::None && ctx.settled) {
+        best.settled = settled_token();
+    }
     return best;
+}
+
+bool Judge::still_settled(std::uint64_t token, const FileId& id) const noexcept {
+    const std::shared_ptr<const CompiledPolicy>& owner = current();
+    return token != 0 && owner && token == settled_token() &&
+           std::find(owner->self_ids.begin(), owner->self_ids.end(), id) == owner->self_ids.end();
 }
 
 } // namespace guardfs::guard

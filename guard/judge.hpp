@@ -35,6 +35,12 @@ public:
     // policy they started with.
     void set_policy(std::shared_ptr<const CompiledPolicy> policy) noexcept;
 
+    // Whether a Decision::settled token still stands for a target whose inode is `id` (an
+    // existing file): the policy is the one the token was given under, and `id` is none of
+    // guardfs's own files. Then a non-read operation on a target with the same views as the one
+    // the token was given for would be allowed, nothing matched. Costs no walk of the rows.
+    [[nodiscard]] bool still_settled(std::uint64_t token, const FileId& id) const noexcept;
+
     // Remembered answers consulted for an ask, per view, after the allow rows (design §6).
     // Not owned; must outlive the judge. Set before the first decision.
     void set_answers(const AnswerStore* answers) noexcept { answers_ = answers; }
@@ -46,6 +52,9 @@ private:
     // generation moved (a reload): no atomic read-modify-write per decision. The reference
     // stays valid until this thread's next decision.
     [[nodiscard]] const std::shared_ptr<const CompiledPolicy>& current() const;
+
+    // The Decision::settled token for the policy current() returned last on this thread.
+    [[nodiscard]] std::uint64_t settled_token() const noexcept;
 
     std::atomic<std::shared_ptr<const CompiledPolicy>> policy_;
     std::atomic<std::uint64_t> generation_{0};

@@ -99,6 +99,12 @@ struct Decision {
     std::string path;        // the view's path that decided
     std::string exempt_root; // the data root the path was judged relative to; empty when none
     std::string reason;      // one line for people
+    // Nonzero when the decision is an allow with nothing matched on any view, and would be for
+    // any operation on a target that is not `through` with these same views (no row, no
+    // guardfs file by name, no git surface for any operation, kind or existence): the FUSE
+    // layer may then allow a later operation on that very target without asking again, while
+    // Judge::still_settled() says the token holds (the policy it came from is still the one).
+    std::uint64_t settled = 0;
 
     [[nodiscard]] bool allowed() const noexcept { return verdict == Verdict::Allow; }
 };

@@ -8,9 +8,11 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <memory>
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 using namespace guardfs::test;
@@ -83,4 +85,97 @@ TEST_CASE("system calls on a guarded name fail with EACCES", "[integration][gate
     CHECK(g.unmount() == 0);
     CHECK_FALSE(std::filesystem::exists(g.ws("sub/.ENV")));
     CHECK_FALSE(std::filesystem::exists(g.ws("sub/key.pem")));
+}
+
+// tar sets the owner and times of each file it creates, and the guard lets those through
+// without judging the path again when the create settled it (Decision::settled, kept in the
+// inode). These tests hold that memory to the judge's answers: whatever makes the path or the
+// policy another than the create's must send the next operation to the judge.
+
+TEST_CASE("a file made through the mount is judged again once its path changes underneath",
+          "[integration][gate][settled]") {
+    auto under = std::make_shared<int>(-1); // the workspace itself, below the mount
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"b/x\"]\n";
+    spec.setup = [under](const std::string& ws) {
+        std::filesystem::create_directory(ws + "/a");
+        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    };
+    MountedGuard g(spec);
+    REQUIRE(*under >= 0);
+    CHECK(write_text(g.ws("a/x"), "1") == 0);
+    CHECK(errno_of(::chmod(g.ws("a/x").c_str(), 0600)) == 0);
+    CHECK(errno_of(::utimensat(AT_FDCWD, g.ws("a/x").c_str(), nullptr, 0)) == 0);
+    // Renamed where the guard does not see it (through the mount, renaming `a` to `b` is
+    // itself refused: `b/x` runs through the new name): the inode's path is now guarded.
+    REQUIRE(errno_of(::renameat(*under, "a", *under, "b")) == 0);
+    CHECK(errno_of(::chmod(g.ws("b/x").c_str(), 0644)) == EACCES);
+    CHECK(errno_of(::utimensat(AT_FDCWD, g.ws("b/x").c_str(), nullptr, 0)) == EACCES);
+    CHECK(errno_of(::truncate(g.ws("b/x").c_str(), 0)) == EACCES);
+    CHECK(open_errno(g.ws("b/x"), O_WRONLY) == EACCES);
+    CHECK(errno_of(::setxattr(g.ws("b/x").c_str(), "user.k", "v", 1, 0)) == EACCES);
+    ::close(*under);
+    CHECK(g.unmount() == 0);
+    CHECK((file_state(g.ws("b/x")).mode & 07777) == 0600);
+    CHECK(read_file(g.ws("b/x")) == "1");
+}
+
+TEST_CASE("a reload sends every later operation on a file made before it to the judge",
+          "[integration][gate][settled][reload]") {
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"first\"]\n";
+    MountedGuard g(spec);
+    CHECK(write_text(g.ws("y"), "1") == 0);
+    CHECK(errno_of(::mkdir(g.ws("d").c_str(), 0755)) == 0);
+    CHECK(errno_of(::chmod(g.ws("y").c_str(), 0600)) == 0);
+    CHECK(errno_of(::chmod(g.ws("d").c_str(), 0700)) == 0);
+    write_file(g.root() + "/policy.yaml", "deny: [\"y\", \"d\"]\n");
+    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    CHECK(errno_of(::chmod(g.ws("y").c_str(), 0644)) == EACCES);
+    CHECK(errno_of(::chmod(g.ws("d").c_str(), 0755)) == EACCES);
+    CHECK(errno_of(::utimensat(AT_FDCWD, g.ws("y").c_str(), nullptr, 0)) == EACCES);
+    CHECK(open_errno(g.ws("y"), O_WRONLY) == EACCES);
+    CHECK(errno_of(::setxattr(g.ws("y").c_str(), "user.k", "v", 1, 0)) == EACCES);
+    CHECK(g.unmount() == 0);
+    CHECK((file_state(g.ws("y")).mode & 07777) == 0600);
+}
+
+TEST_CASE("a new gitdir pointer or commondir is not settled by its create",
+          "[integration][gate][settled][git]") {
+    MountSpec spec;
+    spec.use_policy_file = false; // the built-in policy, with its git tier
+    spec.setup = [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/.git/worktrees/t");
+        std::filesystem::create_directory(ws + "/sub");
+    };
+    MountedGuard g(spec);
+    // Both may be created once (git worktree add, submodule clones) and never changed after.
+    CHECK(write_text(g.ws("sub/.git"), "gitdir: ../.git/worktrees/t\n", O_CREAT | O_EXCL) == 0);
+    CHECK(write_text(g.ws(".git/worktrees/t/commondir"), "../..\n", O_CREAT | O_EXCL) == 0);
+    CHECK(errno_of(::chmod(g.ws("sub/.git").c_str(), 0600)) == EACCES);
+    CHECK(errno_of(::utimensat(AT_FDCWD, g.ws("sub/.git").c_str(), nullptr, 0)) == EACCES);
+    CHECK(open_errno(g.ws("sub/.git"), O_WRONLY) == EACCES);
+    CHECK(open_errno(g.ws(".git/worktrees/t/commondir"), O_WRONLY) == EACCES);
+    CHECK(errno_of(::truncate(g.ws(".git/worktrees/t/commondir").c_str(), 0)) == EACCES);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws("sub/.git")) == "gitdir: ../.git/worktrees/t\n");
+    CHECK(read_file(g.ws(".git/worktrees/t/commondir")) == "../..\n");
+}
+
+TEST_CASE("with every allow audited, a settled file's later operations are logged too",
+          "[integration][gate][settled][audit]") {
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"first\"]\naudit: {all: true}\n";
+    spec.extra_args = {"--audit-log", "{root}/audit.jsonl"};
+    MountedGuard g(spec);
+    CHECK(write_text(g.ws("f"), "1") == 0);
+    CHECK(errno_of(::chmod(g.ws("f").c_str(), 0600)) == 0);
+    CHECK(errno_of(::utimensat(AT_FDCWD, g.ws("f").c_str(), nullptr, 0)) == 0);
+    CHECK(g.unmount() == 0);
+    const std::string log = read_file(g.root() + "/audit.jsonl");
+    CAPTURE(log);
+    for (const char* op : {"\"op\":\"create\"", "\"op\":\"chmod\"", "\"op\":\"utimes\""}) {
+        CAPTURE(op);
+        CHECK(log.find(op) != std::string::npos);
+    }
 }

@@ -546,3 +546,160 @@ TEST_CASE("a decision does not depend on the names judged before it in the same 
         CHECK(decide(guards_it, Op::Write, "/w/d/notes.txt", false) == Verdict::Deny);
     }
 }
+
+TEST_CASE("a settled decision is an allow that every operation on the same path shares",
+          "[guard][judge][settled]") {
+    // The FUSE layer remembers Decision::settled in the inode a create, mkdir or mknod made,
+    // and lets later operations on it (tar's chown and utimes) through unjudged while that is
+    // still its one path and Judge::still_settled() holds. So a settled path must be allowed,
+    // nothing matched, whatever operation, kind of file and existence a later request brings
+    // (the git tier reads all three: a `.git` file may be created but not rewritten, commondir
+    // created but not written again), and with the inode's identity set.
+    guard::Judge j(test::policy_of("recommended: true\n"
+                                   "deny: [.env, 'a/b', '*secret*']\n"
+                                   "ask: [docs, 'k/*/m']\n"),
+                   g_fs);
+    const std::vector<std::string> dirs{"/w",
+                                        "/w/.git",
+                                        "/w/.git/hooks",
+                                        "/w/.git/info",
+                                        "/w/sub/.GIT",
+                                        "/w/.github",
+                                        "/w/a",
+                                        "/w/k/x",
+                                        "/w/src",
+                                        "/w/.git/modules/m",
+                                        "/w/.git/worktrees/t",
+                                        "/w/.git/objects/ab",
+                                        "/w/a\\.git",
+                                        "/w/x/.git/modules/m/objects"};
+    const std::vector<std::string> names{
+        ".git",      "hooks",     "pre-commit", "config",         "commondir", "info", "attributes",
+        ".GIT",      "Config",    "a\\.git",    ".github",        "workflows", "b",    "B",
+        "m",         ".env",      "x.txt",      "docs",           "mysecret",  "HEAD", "objects",
+        "COMMONDIR", "tmp_obj_1", "gitdir",     "config.worktree"};
+    const std::vector<Op> later{Op::Write,     Op::Create,   Op::Mknod,       Op::Mkdir,
+                                Op::OpenWrite, Op::Truncate, Op::Chmod,       Op::Chown,
+                                Op::Utimes,    Op::SetXattr, Op::RemoveXattr, Op::Fallocate,
+                                Op::Unlink,    Op::Rmdir,    Op::Link};
+    std::size_t settled = 0;
+    std::size_t allowed_unsettled = 0;
+    for (const std::string& dir : dirs) {
+        for (const std::string& name : names) {
+            const std::string path = dir + "/" + name;
+            for (const Op made_by : {Op::Create, Op::Mkdir, Op::Mknod}) {
+                guard::Target made = test::target(path, Role::NewName);
+                made.kind = made_by == Op::Mkdir ? guard::Kind::Directory : guard::Kind::File;
+                const Decision d = j.decide(test::request(made_by, {made}));
+                if (d.settled == 0) {
+                    allowed_unsettled += d.allowed() ? 1U : 0U;
+                    continue;
+                }
+                ++settled;
+                INFO(path << " made by " << guard::to_string(made_by));
+                CHECK(d.verdict == Verdict::Allow);
+                CHECK(d.tier == Tier::None);
+                CHECK(j.still_settled(d.settled, guard::FileId{7, 8}));
+                for (const Op op : later) {
+                    for (const auto kind :
+                         {guard::Kind::File, guard::Kind::Directory, guard::Kind::Symlink}) {
+                        for (const bool exists : {false, true}) {
+                            guard::Target t = test::target(path);
+                            t.kind = kind;
+                            t.exists = exists;
+                            t.identity = guard::FileId{7, 8};
+                            const Decision later_d = j.decide(test::request(op, {t}));
+                            INFO("then " << guard::to_string(op) << ", exists " << exists);
+                            CHECK(later_d.verdict == Verdict::Allow);
+                            CHECK(later_d.tier == Tier::None);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Both kinds occur: most paths settle; a new `.git` file, a new commondir and the hooks a
+    // removal may touch are allowed for the operation asked but not settled.
+    CHECK(settled > 300);
+    CHECK(allowed_unsettled > 20);
+}
+
+TEST_CASE("a settled token holds only for its judge, its policy and another file than guardfs's",
+          "[guard][judge][settled]") {
+    TempDir tmp;
+    const std::string policy_path = tmp.write("policy.yaml", "deny: [.env]\n");
+    auto loaded = patterns::load_policy_file(policy_path);
+    REQUIRE(loaded.has_value());
+    guard::CompileOptions o;
+    o.start_dir = "/";
+    auto compiled = guard::compile_policy(loaded->policy, o, g_fs);
+    REQUIRE(compiled.has_value());
+    guard::Judge j(compiled.value(), g_fs);
+
+    struct stat st {};
+
+    REQUIRE(::stat(policy_path.c_str(), &st) == 0);
+    const guard::FileId self{st.st_dev, st.st_ino};
+    const guard::FileId plain{st.st_dev, st.st_ino + 1000000};
+
+    const Decision d = test::write_to(j, "/w/src/main.c");
+    REQUIRE(d.settled != 0);
+    CHECK(j.still_settled(d.settled, plain));
+    CHECK_FALSE(j.still_settled(d.settled, self)); // the policy file itself, by identity
+    CHECK_FALSE(j.still_settled(0, plain));
+    CHECK(test::write_to(j, "/w/src/main.c").settled == d.settled);
+
+    // Anything matched, or judged on more than its views' rows: no token.
+    CHECK(test::write_to(j, "/w/.env").settled == 0);
+    CHECK(test::write_to(j, policy_path).settled == 0); // by name
+    guard::Target from = test::target("/w/a", Role::RenameSource);
+    from.through = true;
+    guard::Target to = test::target("/w/b", Role::RenameDestination);
+    to.through = true;
+    const Decision renamed = j.decide(test::request(Op::Rename, {from, to}));
+    CHECK(renamed.allowed());
+    CHECK(renamed.settled == 0);
+    guard::Target name = test::target("/w/link", Role::NewName);
+    guard::Target points = test::target("/w/src/main.c", Role::LinkTarget);
+    points.views.front().view = View::LinkTarget;
+    const Decision linked = j.decide(test::request(Op::Symlink, {name, points}));
+    CHECK(linked.allowed());
+    CHECK(linked.settled == 0);
+
+    // Another judge of the same policy does not take this judge's tokens.
+    guard::Judge other(compiled.value(), g_fs);
+    CHECK_FALSE(other.still_settled(d.settled, plain));
+
+    // A reload ends every token given before it, even for the same policy text.
+    j.set_policy(compiled.value());
+    CHECK_FALSE(j.still_settled(d.settled, plain));
+    const Decision again = test::write_to(j, "/w/src/main.c");
+    CHECK(again.settled != 0);
+    CHECK(again.settled != d.settled);
+    CHECK(j.still_settled(again.settled, plain));
+}
+
+TEST_CASE("the git tier settles nothing an operation, kind or existence could make a surface",
+          "[guard][judge][settled][git]") {
+    guard::Judge j(test::policy_of("recommended: true\n"), g_fs);
+    auto made = [&](const std::string& path, Op op) {
+        guard::Target t = test::target(path, Role::NewName);
+        t.kind = op == Op::Mkdir ? guard::Kind::Directory : guard::Kind::File;
+        return j.decide(test::request(op, {t}));
+    };
+    CHECK(made("/w/.git/objects/ab/tmp_obj_Xy1", Op::Create).settled != 0);
+    CHECK(made("/w/.git/refs/heads/main.lock", Op::Create).settled != 0);
+    CHECK(made("/w/.git/hooks/pre-commit.sample", Op::Create).settled != 0);
+    CHECK(made("/w/.git", Op::Mkdir).settled == 0); // a `.git` file would be a pointer
+    const Decision pointer = made("/w/sub/.git", Op::Create);
+    CHECK(pointer.allowed()); // a new gitdir pointer may be written once
+    CHECK(pointer.settled == 0);
+    const Decision commondir = made("/w/.git/worktrees/t/commondir", Op::Create);
+    CHECK(commondir.allowed()); // created by `git worktree add`, never rewritten
+    CHECK(commondir.settled == 0);
+    guard::Target config = test::target("/w/.git/config");
+    config.exists = true;
+    const Decision chmod = j.decide(test::request(Op::Chmod, {config}));
+    CHECK(chmod.allowed()); // git init's probe of core.filemode
+    CHECK(chmod.settled == 0);
+}
