@@ -357,6 +357,29 @@ struct Judges {
     guard::Judge other;
 };
 
+// A policy and directories where rows, the fold, backslashes and the git tier's surfaces meet:
+// the tests of what the judge may remember between decisions use them.
+const char* const kCrossingPolicy = "recommended: true\n"
+                                    "deny: [.env, 'a/b', '*secret*']\n"
+                                    "ask: [docs, 'k/*/m']\n";
+
+std::vector<std::string> crossing_dirs() {
+    return {"/w",
+            "/w/.git",
+            "/w/.git/hooks",
+            "/w/.git/info",
+            "/w/sub/.GIT",
+            "/w/.github",
+            "/w/a",
+            "/w/k/x",
+            "/w/src",
+            "/w/.git/modules/m",
+            "/w/a\\.git",
+            "/w/.git/worktrees/t",
+            "/w/.git/objects/ab",
+            "/w/x/.git/modules/m/objects"};
+}
+
 // The same pseudo-random numbers on every run (0 to 32767).
 struct Lcg {
     std::uint32_t seed;
@@ -460,24 +483,8 @@ TEST_CASE("a decision does not depend on the names judged before it in the same 
     // of every such kind over the same names, in one sequence, must decide as each does alone.
     // (A memory of names that matched nothing was measured slower and not kept: docs/decisions/
     // 014; this test holds any such memory to the same answers.)
-    const std::string yaml = "recommended: true\n"
-                             "deny: [.env, 'a/b', '*secret*']\n"
-                             "ask: [docs, 'k/*/m']\n";
-    const Judges judges(yaml);
-    const std::vector<std::string> dirs{"/w",
-                                        "/w/.git",
-                                        "/w/.git/hooks",
-                                        "/w/.git/info",
-                                        "/w/sub/.GIT",
-                                        "/w/.github",
-                                        "/w/a",
-                                        "/w/k/x",
-                                        "/w/src",
-                                        "/w/.git/modules/m",
-                                        "/w/a\\.git",
-                                        "/w/.git/worktrees/t",
-                                        "/w/.git/objects/ab",
-                                        "/w/x/.git/modules/m/objects"};
+    const Judges judges(kCrossingPolicy);
+    const std::vector<std::string> dirs = crossing_dirs();
     const std::string long_name(70, 'n');
     const std::vector<std::string> names{
         ".git", "hooks",  "pre-commit", "config",   "commondir", "info",    "attributes",
@@ -555,24 +562,8 @@ TEST_CASE("a settled decision is an allow that every operation on the same path 
     // nothing matched, whatever operation, kind of file and existence a later request brings
     // (the git tier reads all three: a `.git` file may be created but not rewritten, commondir
     // created but not written again), and with the inode's identity set.
-    guard::Judge j(test::policy_of("recommended: true\n"
-                                   "deny: [.env, 'a/b', '*secret*']\n"
-                                   "ask: [docs, 'k/*/m']\n"),
-                   g_fs);
-    const std::vector<std::string> dirs{"/w",
-                                        "/w/.git",
-                                        "/w/.git/hooks",
-                                        "/w/.git/info",
-                                        "/w/sub/.GIT",
-                                        "/w/.github",
-                                        "/w/a",
-                                        "/w/k/x",
-                                        "/w/src",
-                                        "/w/.git/modules/m",
-                                        "/w/.git/worktrees/t",
-                                        "/w/.git/objects/ab",
-                                        "/w/a\\.git",
-                                        "/w/x/.git/modules/m/objects"};
+    guard::Judge j(test::policy_of(kCrossingPolicy), g_fs);
+    const std::vector<std::string> dirs = crossing_dirs();
     const std::vector<std::string> names{
         ".git",      "hooks",     "pre-commit", "config",         "commondir", "info", "attributes",
         ".GIT",      "Config",    "a\\.git",    ".github",        "workflows", "b",    "B",
