@@ -179,3 +179,23 @@ TEST_CASE("with every allow audited, a settled file's later operations are logge
         CHECK(log.find(op) != std::string::npos);
     }
 }
+
+TEST_CASE("a file given another name through the mount is judged by every name again",
+          "[integration][gate][settled][git]") {
+    // A new `.git` may be created (a gitdir pointer), also as a hard link; once it exists the
+    // file is a pointer, and a change to it by its first name must be refused too.
+    MountSpec spec;
+    spec.use_policy_file = false; // the built-in policy, with its git tier
+    spec.setup = [](const std::string& ws) {
+        std::filesystem::create_directory(ws + "/sub");
+    };
+    MountedGuard g(spec);
+    CHECK(write_text(g.ws("x"), "gitdir: elsewhere\n") == 0);
+    CHECK(errno_of(::chmod(g.ws("x").c_str(), 0600)) == 0);
+    REQUIRE(errno_of(::link(g.ws("x").c_str(), g.ws("sub/.git").c_str())) == 0);
+    CHECK(errno_of(::chmod(g.ws("x").c_str(), 0644)) == EACCES);
+    CHECK(errno_of(::utimensat(AT_FDCWD, g.ws("x").c_str(), nullptr, 0)) == EACCES);
+    CHECK(open_errno(g.ws("x"), O_WRONLY) == EACCES);
+    CHECK(g.unmount() == 0);
+    CHECK((file_state(g.ws("x")).mode & 07777) == 0600);
+}
