@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,6 +30,18 @@ MountSpec with_env_file() {
         write_file(ws + "/.env", "SECRET=1\n", 0640);
         write_file(ws + "/notes.txt", "notes\n");
         std::filesystem::create_directory(ws + "/sub");
+    };
+    return spec;
+}
+
+// The built-in policy (with its git tier) over a workspace holding these directories.
+MountSpec builtin_with_dirs(std::vector<std::string> dirs) {
+    MountSpec spec;
+    spec.use_policy_file = false;
+    spec.setup = [dirs = std::move(dirs)](const std::string& ws) {
+        for (const std::string& d : dirs) {
+            std::filesystem::create_directories(ws + "/" + d);
+        }
     };
     return spec;
 }
@@ -142,13 +156,7 @@ TEST_CASE("a reload sends every later operation on a file made before it to the 
 
 TEST_CASE("a new gitdir pointer or commondir is not settled by its create",
           "[integration][gate][settled][git]") {
-    MountSpec spec;
-    spec.use_policy_file = false; // the built-in policy, with its git tier
-    spec.setup = [](const std::string& ws) {
-        std::filesystem::create_directories(ws + "/.git/worktrees/t");
-        std::filesystem::create_directory(ws + "/sub");
-    };
-    MountedGuard g(spec);
+    MountedGuard g(builtin_with_dirs({".git/worktrees/t", "sub"}));
     // Both may be created once (git worktree add, submodule clones) and never changed after.
     CHECK(write_text(g.ws("sub/.git"), "gitdir: ../.git/worktrees/t\n", O_CREAT | O_EXCL) == 0);
     CHECK(write_text(g.ws(".git/worktrees/t/commondir"), "../..\n", O_CREAT | O_EXCL) == 0);
@@ -184,12 +192,7 @@ TEST_CASE("a file given another name through the mount is judged by every name a
           "[integration][gate][settled][git]") {
     // A new `.git` may be created (a gitdir pointer), also as a hard link; once it exists the
     // file is a pointer, and a change to it by its first name must be refused too.
-    MountSpec spec;
-    spec.use_policy_file = false; // the built-in policy, with its git tier
-    spec.setup = [](const std::string& ws) {
-        std::filesystem::create_directory(ws + "/sub");
-    };
-    MountedGuard g(spec);
+    MountedGuard g(builtin_with_dirs({"sub"}));
     CHECK(write_text(g.ws("x"), "gitdir: elsewhere\n") == 0);
     CHECK(errno_of(::chmod(g.ws("x").c_str(), 0600)) == 0);
     REQUIRE(errno_of(::link(g.ws("x").c_str(), g.ws("sub/.git").c_str())) == 0);
