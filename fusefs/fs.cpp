@@ -262,7 +262,7 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
     }
 }
 
-int target_of_inode(Fs& fs, Inode& inode, guard::Target& target, std::uint64_t* settled) {
+int target_of_inode(Fs& fs, Inode& inode, guard::Target& target) {
     std::string path;
     if (const int err = underlying_path(fs, inode, path); err != 0) {
         return err;
@@ -282,9 +282,8 @@ int target_of_inode(Fs& fs, Inode& inode, guard::Target& target, std::uint64_t* 
             other_names = true;
         }
     }
-    if (settled != nullptr) {
-        *settled = !other_names && inode.settled_path == path ? inode.settled : 0;
-    }
+    target.settled =
+        inode.settled != 0 && !other_names && inode.settled_path == path ? inode.settled : 0;
     return 0;
 }
 

@@ -215,9 +215,9 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
 
 // A target for an inode: its current path, and every other name seen for it (design §3).
 // Returns 0 or an errno (the caller refuses the operation: where it lands is unknown).
-// `settled`, when given, is set to the inode's Inode::settled token when the target is the one
-// that token was given for (its one path is Inode::settled_path), else to 0.
-int target_of_inode(Fs& fs, Inode& inode, guard::Target& target, std::uint64_t* settled = nullptr);
+// target.settled is the inode's Inode::settled token when the target is the one that token was
+// given for (its one path is Inode::settled_path, no other name known), else 0.
+int target_of_inode(Fs& fs, Inode& inode, guard::Target& target);
 
 // A target for `name` in directory `parent`. Returns 0 or an errno.
 int target_of_entry(Fs& fs, const Inode& parent, std::string_view name, guard::Target& target);

@@ -67,10 +67,10 @@ struct Inode {
     std::uint64_t reclaim_asked = 0; // the stamp at which the kernel was asked to forget it
     // A directory's unfinished listing, taken out while a READDIR uses it (one at a time).
     std::unique_ptr<Listing> listing;
-    // The guard's Decision::settled token for an operation that made a file or directory at
-    // settled_path (an underlying path), with nothing matched there for any operation: a later
-    // operation on this inode while that is still its only path is not judged again
-    // (add_only_inode_target; Arbiter::settled says whether the token still holds).
+    // The guard's Decision::settled token for the operation that made this file or directory at
+    // settled_path (an underlying path), nothing matched there for any operation: a later
+    // request about this inode while that is still its only path carries it
+    // (target_of_inode), and the judge does not walk the path again while the token holds.
     std::uint64_t settled = 0;
     std::string settled_path;
     // FUSE passthrough (docs/decisions/011). The kernel wants every open handle of an inode on

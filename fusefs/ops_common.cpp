@@ -162,11 +162,9 @@ bool hidden(Fs& fs, fuse_req_t req, const std::string& parent_path, std::string_
     return !d.allowed();
 }
 
-namespace {
-
-int add_target(Fs& fs, Inode& inode, Prepared& p, std::uint64_t* settled) {
+int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
     p.request.targets.emplace_back();
-    const int err = target_of_inode(fs, inode, p.request.targets.back(), settled);
+    const int err = target_of_inode(fs, inode, p.request.targets.back());
     if (err == ENOENT) {
         struct stat st {};
 
@@ -179,25 +177,6 @@ int add_target(Fs& fs, Inode& inode, Prepared& p, std::uint64_t* settled) {
             p.judge = !p.request.targets.empty();
             return 0;
         }
-    }
-    return err;
-}
-
-} // namespace
-
-int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
-    return add_target(fs, inode, p, nullptr);
-}
-
-int add_only_inode_target(Fs& fs, Inode& inode, Prepared& p) {
-    if (!p.request.targets.empty() || guard::is_read_op(p.request.op)) {
-        return add_target(fs, inode, p, nullptr);
-    }
-    std::uint64_t settled = 0;
-    const int err = add_target(fs, inode, p, &settled);
-    if (err == 0 && p.judge && settled != 0 &&
-        fs.arbiter->settled(settled, guard::FileId{inode.dev, inode.ino})) {
-        p.judge = false;
     }
     return err;
 }

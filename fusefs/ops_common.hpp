@@ -105,13 +105,6 @@ private:
 // not judged: p.judge becomes false. Returns 0 or an errno (then the operation is refused).
 int add_inode_target(Fs& fs, Inode& inode, Prepared& p);
 
-// The same, for a request whose one target the inode is (setattr, an open for writing, an
-// extended attribute), of an operation that is not a read: when the inode was made through the
-// mount at the path it still has alone, and the guard settled that path then
-// (Decision::settled, Arbiter::settled), p.judge becomes false: the guard would allow it,
-// nothing matched, with nothing to record. tar asks it of each file twice (chown, utimes).
-int add_only_inode_target(Fs& fs, Inode& inode, Prepared& p);
-
 // After p's operation made `in` (create, mknod, mkdir) at its one target: remembers in the
 // inode the gate's Decision::settled token (Prepared::settled) for that target's path.
 void remember_settled(Inode& in, const Prepared& p);

@@ -215,7 +215,7 @@ int build_setattr(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, struc
         return 0;
     }
     p.request.op = size_judged ? Op::Truncate : mode ? Op::Chmod : owner ? Op::Chown : Op::Utimes;
-    return add_only_inode_target(fs, in, p);
+    return add_inode_target(fs, in, p);
 }
 
 int set_times(Fs& fs, const Inode& in, const struct stat& attr, int valid, fuse_file_info* fi) {

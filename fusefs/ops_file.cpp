@@ -151,7 +151,7 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
         return add_inode_target(fs, fs.inodes.get(ino), p);
     }
     p.request.op = (fi->flags & O_TRUNC) != 0 ? Op::Truncate : Op::OpenWrite;
-    return add_only_inode_target(fs, fs.inodes.get(ino), p);
+    return add_inode_target(fs, fs.inodes.get(ino), p);
 }
 
 void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {

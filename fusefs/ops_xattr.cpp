@@ -43,7 +43,7 @@ int xattr_path(Fs& fs, const Inode& in, XattrPath& out) {
 
 int build_inode_write(Fs& fs, Prepared& p, fuse_ino_t ino, Op op) {
     p.request.op = op;
-    return add_only_inode_target(fs, fs.inodes.get(ino), p);
+    return add_inode_target(fs, fs.inodes.get(ino), p);
 }
 
 bool is_control(fuse_ino_t ino, const char* name) noexcept {

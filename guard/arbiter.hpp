@@ -52,15 +52,6 @@ public:
     // The final verdict: Allow or Deny.
     [[nodiscard]] Decision decide(const Request& request) noexcept;
 
-    // Whether an operation on an existing file (inode `id`) whose one target has the same views
-    // as one judged before with the Decision::settled `token` may go ahead without a decision:
-    // decide() would allow it, nothing matched, and would write nothing (the audit log does not
-    // record every allow). Judge::still_settled() says when the token holds.
-    [[nodiscard]] bool settled(std::uint64_t token, const FileId& id) const noexcept {
-        return (audit_ == nullptr || !audit_->wants(Verdict::Allow, Verdict::Allow)) &&
-               judge_.still_settled(token, id);
-    }
-
     [[nodiscard]] Judge& judge() noexcept { return judge_; }
 
     [[nodiscard]] Approver* approver() noexcept { return approver_.get(); }

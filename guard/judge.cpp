@@ -531,6 +531,10 @@ Decision Judge::decide_unsafe(const Request& request) const {
             d.reason = "the same file as guardfs's own policy, allow file or audit log";
             return d;
         }
+        if (t.settled != 0 && t.settled == settled_token() && !t.through &&
+            (t.role == Role::Only || t.role == Role::NewName || t.role == Role::ExistingNames)) {
+            continue; // these views match nothing under this policy (Decision::settled)
+        }
         Decision target_best;
         if ((t.role == Role::RenameSource || t.role == Role::RenameDestination) &&
             policy->read.has_guard_rules()) {
@@ -573,12 +577,6 @@ Decision Judge::decide_unsafe(const Request& request) const {
         best.settled = settled_token();
     }
     return best;
-}
-
-bool Judge::still_settled(std::uint64_t token, const FileId& id) const noexcept {
-    const std::shared_ptr<const CompiledPolicy>& owner = current();
-    return token != 0 && owner && token == settled_token() &&
-           std::find(owner->self_ids.begin(), owner->self_ids.end(), id) == owner->self_ids.end();
 }
 
 } // namespace guardfs::guard

@@ -35,12 +35,6 @@ public:
     // policy they started with.
     void set_policy(std::shared_ptr<const CompiledPolicy> policy) noexcept;
 
-    // Whether a Decision::settled token still stands for a target whose inode is `id` (an
-    // existing file): the policy is the one the token was given under, and `id` is none of
-    // guardfs's own files. Then a non-read operation on a target with the same views as the one
-    // the token was given for would be allowed, nothing matched. Costs no walk of the rows.
-    [[nodiscard]] bool still_settled(std::uint64_t token, const FileId& id) const noexcept;
-
     // Remembered answers consulted for an ask, per view, after the allow rows (design §6).
     // Not owned; must outlive the judge. Set before the first decision.
     void set_answers(const AnswerStore* answers) noexcept { answers_ = answers; }

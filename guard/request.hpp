@@ -69,6 +69,12 @@ struct Target {
     std::optional<FileId> identity; // the existing inode, when known
     Role role = Role::Only;
     bool leaves_tree = false; // a LinkTarget that lies outside the mounted tree
+    // A Decision::settled token the FUSE layer kept from the decision that made this file, for
+    // these same views. While it holds (the same judge and policy generation) the views are not
+    // walked again: they match nothing. `identity` is still checked against guardfs's own
+    // files. Ignored for a target judged `through`, either end of a rename (the read face) and
+    // a link target (links_out).
+    std::uint64_t settled = 0;
 };
 
 struct Caller {
@@ -101,9 +107,9 @@ struct Decision {
     std::string reason;      // one line for people
     // Nonzero when the decision is an allow with nothing matched on any view, and would be for
     // any operation on a target that is not `through` with these same views (no row, no
-    // guardfs file by name, no git surface for any operation, kind or existence): the FUSE
-    // layer may then allow a later operation on that very target without asking again, while
-    // Judge::still_settled() says the token holds (the policy it came from is still the one).
+    // guardfs file by name, no git surface for any operation, kind or existence): a later
+    // request may carry it in such a target (Target::settled) so its views are not walked
+    // again. It names the judge and the policy generation: a reload ends it.
     std::uint64_t settled = 0;
 
     [[nodiscard]] bool allowed() const noexcept { return verdict == Verdict::Allow; }

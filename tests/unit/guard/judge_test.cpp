@@ -557,8 +557,9 @@ TEST_CASE("a decision does not depend on the names judged before it in the same 
 TEST_CASE("a settled decision is an allow that every operation on the same path shares",
           "[guard][judge][settled]") {
     // The FUSE layer remembers Decision::settled in the inode a create, mkdir or mknod made,
-    // and lets later operations on it (tar's chown and utimes) through unjudged while that is
-    // still its one path and Judge::still_settled() holds. So a settled path must be allowed,
+    // and later requests about it (tar's chown and utimes) carry it, so the judge does not walk
+    // the path again while that is still its one path and the token holds (Target::settled).
+    // So a settled path must be allowed,
     // nothing matched, whatever operation, kind of file and existence a later request brings
     // (the git tier reads all three: a `.git` file may be created but not rewritten, commondir
     // created but not written again), and with the inode's identity set.
@@ -590,7 +591,6 @@ TEST_CASE("a settled decision is an allow that every operation on the same path 
                 INFO(path << " made by " << guard::to_string(made_by));
                 CHECK(d.verdict == Verdict::Allow);
                 CHECK(d.tier == Tier::None);
-                CHECK(j.still_settled(d.settled, guard::FileId{7, 8}));
                 for (const Op op : later) {
                     for (const auto kind :
                          {guard::Kind::File, guard::Kind::Directory, guard::Kind::Symlink}) {
@@ -633,11 +633,20 @@ TEST_CASE("a settled token holds only for its judge, its policy and another file
     const guard::FileId self{st.st_dev, st.st_ino};
     const guard::FileId plain{st.st_dev, st.st_ino + 1000000};
 
+    // Whether a target carrying `token` is taken as settled: it names a guarded path, which only
+    // a token still holding lets through unwalked.
+    auto holds = [](const guard::Judge& judge, std::uint64_t token, const guard::FileId& id) {
+        guard::Target t = test::target("/w/.env");
+        t.settled = token;
+        t.identity = id;
+        return judge.decide(test::request(Op::OpenWrite, {t})).allowed();
+    };
     const Decision d = test::write_to(j, "/w/src/main.c");
     REQUIRE(d.settled != 0);
-    CHECK(j.still_settled(d.settled, plain));
-    CHECK_FALSE(j.still_settled(d.settled, self)); // the policy file itself, by identity
-    CHECK_FALSE(j.still_settled(0, plain));
+    CHECK(holds(j, d.settled, plain));
+    CHECK_FALSE(holds(j, d.settled, self)); // the policy file itself, by identity
+    CHECK_FALSE(holds(j, 0, plain));
+    CHECK_FALSE(holds(j, d.settled + 1, plain));
     CHECK(test::write_to(j, "/w/src/main.c").settled == d.settled);
 
     // Anything matched, or judged on more than its views' rows: no token.
@@ -659,15 +668,15 @@ TEST_CASE("a settled token holds only for its judge, its policy and another file
 
     // Another judge of the same policy does not take this judge's tokens.
     guard::Judge other(compiled.value(), g_fs);
-    CHECK_FALSE(other.still_settled(d.settled, plain));
+    CHECK_FALSE(holds(other, d.settled, plain));
 
     // A reload ends every token given before it, even for the same policy text.
     j.set_policy(compiled.value());
-    CHECK_FALSE(j.still_settled(d.settled, plain));
+    CHECK_FALSE(holds(j, d.settled, plain));
     const Decision again = test::write_to(j, "/w/src/main.c");
     CHECK(again.settled != 0);
     CHECK(again.settled != d.settled);
-    CHECK(j.still_settled(again.settled, plain));
+    CHECK(holds(j, again.settled, plain));
 }
 
 TEST_CASE("the git tier settles nothing an operation, kind or existence could make a surface",
@@ -693,4 +702,39 @@ TEST_CASE("the git tier settles nothing an operation, kind or existence could ma
     const Decision chmod = j.decide(test::request(Op::Chmod, {config}));
     CHECK(chmod.allowed()); // git init's probe of core.filemode
     CHECK(chmod.settled == 0);
+}
+
+TEST_CASE("a settled token spares only the walk of its own target, of the roles it speaks for",
+          "[guard][judge][settled]") {
+    guard::Judge j(test::policy_of("deny: [.env]\n"), g_fs);
+    const Decision made = test::write_to(j, "/w/x");
+    REQUIRE(made.settled != 0);
+    // The FUSE layer hands a token back only with the views it was given for; here it comes
+    // with a guarded path, which shows whether the views were walked.
+    auto with_token = [&](Role role) {
+        guard::Target t = test::target("/w/.env", role);
+        t.settled = made.settled;
+        return t;
+    };
+    CHECK(j.decide(test::request(Op::Chown, {with_token(Role::Only)})).allowed());
+    CHECK(j.decide(test::request(Op::Link, {with_token(Role::ExistingNames)})).allowed());
+    // The request's other targets are judged as ever.
+    const Decision link = j.decide(test::request(
+        Op::Link, {with_token(Role::ExistingNames), test::target("/w/d/.env", Role::NewName)}));
+    CHECK(link.verdict == Verdict::Deny);
+    CHECK(link.path == "/w/d/.env");
+    // Not for a target judged on more than its rows: through, a rename's ends, a link target.
+    guard::Target through = with_token(Role::Only);
+    through.through = true;
+    CHECK(j.decide(test::request(Op::Unlink, {through})).verdict == Verdict::Deny);
+    CHECK(j.decide(test::request(Op::Rename, {with_token(Role::RenameSource)})).verdict ==
+          Verdict::Deny);
+    CHECK(j.decide(test::request(Op::Rename, {with_token(Role::RenameDestination)})).verdict ==
+          Verdict::Deny);
+    CHECK(j.decide(test::request(Op::Symlink, {test::target("/w/l", Role::NewName),
+                                               with_token(Role::LinkTarget)}))
+              .verdict == Verdict::Deny);
+    // Nor after a reload.
+    j.set_policy(test::policy_of("deny: [.env]\n"));
+    CHECK(j.decide(test::request(Op::Chown, {with_token(Role::Only)})).verdict == Verdict::Deny);
 }
