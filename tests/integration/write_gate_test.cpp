@@ -101,10 +101,10 @@ TEST_CASE("system calls on a guarded name fail with EACCES", "[integration][gate
     CHECK_FALSE(std::filesystem::exists(g.ws("sub/key.pem")));
 }
 
-// tar sets the owner and times of each file it creates, and the guard lets those through
-// without judging the path again when the create settled it (Decision::settled, kept in the
-// inode). These tests hold that memory to the judge's answers: whatever makes the path or the
-// policy another than the create's must send the next operation to the judge.
+// tar sets the owner and times of each file it creates, and the judge does not walk the path
+// again for those when the create settled it (Decision::settled, kept in the inode). These
+// tests hold that memory to the judge's answers: whatever makes the path or the policy another
+// than the create's must send the next operation to the judge's walk.
 
 TEST_CASE("a file made through the mount is judged again once its path changes underneath",
           "[integration][gate][settled]") {
