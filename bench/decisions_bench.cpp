@@ -8,7 +8,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <sys/mman.h>
 
 namespace {
 
@@ -165,10 +170,171 @@ void BM_RecommendedPlus(benchmark::State& state) {
         judge_for("plus" + std::to_string(n), [n] { return compile(extra_patterns(n), false); }));
 }
 
+// The decisions an untar asks, in its order: each directory (mkdir) and file (create) of a real
+// source tree, under a workspace path. In the daemon a create's decision is the first on its
+// name, made after the kernel and the untarring program have run on the same core; the warm loop
+// above keeps the judge's code and data in the caches between decisions, so it understates that.
+// The "Cold" variants evict the caches before each decision: they execute 512 KiB of code (more
+// than L1i) and write 8 MiB of data (more than L1d and L2), then decide. BM_Evict is the eviction
+// alone; a variant's time minus BM_Evict's is its decision with cold caches.
+constexpr const char* kTree = "/usr/share/cmake-3.25";
+constexpr const char* kWorkspace = "/var/tmp/fsb/ws-guardfs-rec/untar";
+
+const std::vector<guard::Request>& untar_requests() {
+    static const std::vector<guard::Request> requests = [] {
+        std::vector<guard::Request> out;
+        std::error_code ec;
+        for (auto it = std::filesystem::recursive_directory_iterator(kTree, ec);
+             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+            guard::Request r;
+            const bool dir = it->is_directory(ec);
+            r.op = dir ? guard::Op::Mkdir : guard::Op::Create;
+            guard::Target t;
+            t.kind = dir ? guard::Kind::Directory : guard::Kind::File;
+            t.views.push_back(
+                guard::PathView{std::string(kWorkspace) + "/cmake-3.25/" +
+                                    std::filesystem::relative(it->path(), kTree, ec).string(),
+                                guard::View::Spelled});
+            r.targets.push_back(std::move(t));
+            out.push_back(std::move(r));
+        }
+        return out;
+    }();
+    return requests;
+}
+
+// The decisions `git add` asks per object, for as many objects as the tree has files: a create
+// of a temporary name in .git/objects/XX, a link of it to the object's name, and the temporary
+// name's unlink.
+const std::vector<guard::Request>& git_add_requests() {
+    static const std::vector<guard::Request> requests = [] {
+        std::vector<guard::Request> out;
+        const std::string objects = std::string(kWorkspace) + "/../git/.git/objects/";
+        const std::size_t n = std::max<std::size_t>(untar_requests().size(), 1);
+        std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+        auto next = [&x] {
+            x ^= x << 13U;
+            x ^= x >> 7U;
+            x ^= x << 17U;
+            return x;
+        };
+        auto one = [](guard::Op op, std::string path, guard::Role role, bool exists) {
+            guard::Target t;
+            t.views.push_back(guard::PathView{std::move(path), guard::View::Spelled});
+            t.kind = guard::Kind::File;
+            t.role = role;
+            t.exists = exists;
+            guard::Request r;
+            r.op = op;
+            r.targets.push_back(std::move(t));
+            return r;
+        };
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::string dir = objects + fmt::format("{:02x}/", next() % 256);
+            const std::string tmp = dir + fmt::format("tmp_obj_{:06X}", next() % 0x1000000);
+            const std::string name =
+                dir + fmt::format("{:016x}{:016x}{:06x}", next(), next(), next() % 0x1000000);
+            out.push_back(one(guard::Op::Create, tmp, guard::Role::Only, false));
+            guard::Request link = one(guard::Op::Link, tmp, guard::Role::ExistingNames, true);
+            link.targets.push_back(
+                one(guard::Op::Link, name, guard::Role::NewName, false).targets.front());
+            out.push_back(std::move(link));
+            out.push_back(one(guard::Op::Unlink, tmp, guard::Role::Only, true));
+        }
+        return out;
+    }();
+    return requests;
+}
+
+class Evictor {
+public:
+    Evictor(std::size_t code_kib, std::size_t data_kib)
+        : code_size_(std::max<std::size_t>(code_kib * 1024, 4096))
+        , code_(::mmap(nullptr, code_size_, PROT_READ | PROT_WRITE | PROT_EXEC,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        , data_(data_kib * 1024) {
+        if (code_ == MAP_FAILED) {
+            std::perror("mmap");
+            std::abort();
+        }
+        auto* bytes = static_cast<unsigned char*>(code_);
+        const std::size_t nops = code_kib * 1024 == 0 ? 0 : code_size_ - 1;
+        std::memset(bytes, 0x90, nops); // nop ...
+        bytes[nops] = 0xc3;             // ... ret
+    }
+
+    Evictor(const Evictor&) = delete;
+    Evictor& operator=(const Evictor&) = delete;
+
+    ~Evictor() { ::munmap(code_, code_size_); }
+
+    void operator()() {
+        reinterpret_cast<void (*)()>(code_)();
+        for (std::size_t i = 0; i < data_.size(); i += 64) {
+            data_[i] = static_cast<char>(data_[i] + 1);
+        }
+        benchmark::ClobberMemory();
+    }
+
+private:
+    std::size_t code_size_;
+    void* code_;
+    std::vector<char> data_;
+};
+
+guard::Judge& untar_judge(std::int64_t which) {
+    if (which == 0) {
+        return judge_for("empty", [] {
+            return compile("recommended: false\nagent_config: false\ngit: false\n", false);
+        });
+    }
+    return judge_for("recommended", [] { return compile("", true); });
+}
+
+// Args: policy (0 empty, 1 recommended), code to execute (KiB), data to write (KiB) before each
+// decision.
+void run_stream(benchmark::State& state, const std::vector<guard::Request>& requests) {
+    if (requests.empty()) {
+        state.SkipWithError("no source tree at /usr/share/cmake-3.25");
+        return;
+    }
+    guard::Judge& judge = untar_judge(state.range(0));
+    Evictor evict(static_cast<std::size_t>(state.range(1)),
+                  static_cast<std::size_t>(state.range(2)));
+    const bool cold = state.range(1) != 0 || state.range(2) != 0;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        if (cold) {
+            evict();
+        }
+        // The daemon builds a request just before it asks: the copy is warm, the judge is not.
+        const guard::Request request = requests[i];
+        const auto start = std::chrono::steady_clock::now();
+        benchmark::DoNotOptimize(judge.decide(request));
+        const auto end = std::chrono::steady_clock::now();
+        state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+        i = (i + 1) % requests.size();
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Untar(benchmark::State& state) {
+    run_stream(state, untar_requests());
+}
+
+void BM_GitAdd(benchmark::State& state) {
+    run_stream(state, git_add_requests());
+}
+
 } // namespace
 
 BENCHMARK(BM_NoRules);
 BENCHMARK(BM_Recommended);
 BENCHMARK(BM_RecommendedPlus)->Arg(10)->Arg(100)->Arg(1000);
+BENCHMARK(BM_Untar)->ArgsProduct({{0, 1}, {0, 256}, {0, 2048}})->UseManualTime()->Iterations(30000);
+BENCHMARK(BM_GitAdd)
+    ->ArgsProduct({{0, 1}, {0, 256}, {0, 2048}})
+    ->UseManualTime()
+    ->Iterations(30000);
 
 BENCHMARK_MAIN();
