@@ -94,36 +94,32 @@ public:
         const std::string_view dir = path.substr(0, slash);
         if (policy_ != ctx.owner) {
             policy_ = ctx.owner; // held: a later policy cannot take its address
-            for (auto& s : slots_) {
-                if (s) {
-                    s->hash = 0;
-                }
-            }
+            hash_.fill(0);
             seen_.fill(0);
         }
         ++clock_;
         // Most decisions are in the directory of the one before.
-        if (last_ != nullptr && last_->hash != 0 && last_->state.dir() == dir) {
-            last_->used = clock_;
-            return &last_->state;
+        if (last_ != kNone && hash_[last_] != 0 && states_[last_]->dir() == dir) {
+            used_[last_] = clock_;
+            return states_[last_].get();
         }
         const std::size_t h = hash_of(dir);
-        if (Slot* s = lookup(dir, h)) {
-            s->used = clock_;
-            last_ = s;
-            return &s->state;
+        if (const std::size_t i = lookup(dir, h); i != kNone) {
+            used_[i] = clock_;
+            last_ = i;
+            return states_[i].get();
         }
         // The nearest directory above with a state.
-        Slot* above = nullptr;
+        std::size_t above = kNone;
         for (std::size_t end = dir.rfind('/'); end != 0 && end != std::string_view::npos;
              end = dir.rfind('/', end - 1)) {
             const std::string_view up = dir.substr(0, end);
             above = lookup(up, hash_of(up));
-            if (above != nullptr) {
+            if (above != kNone) {
                 break;
             }
         }
-        if (above == nullptr) {
+        if (above == kNone) {
             const auto seen = std::find(seen_.begin(), seen_.end(), h);
             if (seen == seen_.end()) {
                 seen_[seen_next_] = h;
@@ -132,72 +128,70 @@ public:
             }
             *seen = 0;
         }
-        Slot& e = replace(h, above);
-        if (above != nullptr) {
-            above->used = clock_;
-            ctx.policy.write.carry_down(above->state, dir, e.state);
+        const std::size_t e = replace(h, above);
+        patterns::GuardPrefix& state = *states_[e];
+        if (above != kNone) {
+            used_[above] = clock_;
+            ctx.policy.write.carry_down(*states_[above], dir, state);
         } else {
-            e.state.reset(dir);
+            state.reset(dir);
         }
-        e.hash = h;
-        e.used = clock_;
-        last_ = &e;
-        return &e.state;
+        hash_[e] = h;
+        used_[e] = clock_;
+        last_ = e;
+        return &state;
     }
 
 private:
     static constexpr std::size_t kSets = 32;
     static constexpr std::size_t kWays = 8;
+    static constexpr std::size_t kNone = SIZE_MAX;
 
-    struct Slot {
-        std::size_t hash = 0; // 0: empty
-        std::uint64_t used = 0;
-        patterns::GuardPrefix state;
-    };
-
-    // Never 0 (an empty slot).
+    // Never 0 (an empty way).
     static std::size_t hash_of(std::string_view dir) noexcept {
         return std::hash<std::string_view>{}(dir) | 1U;
     }
 
-    // The index in slots_ of the first way of h's set (bit 0 of h is always set: not used).
+    // The index of the first way of h's set (bit 0 of h is always set: not used).
     static std::size_t first_way(std::size_t h) noexcept { return (h >> 1U) % kSets * kWays; }
 
-    Slot* lookup(std::string_view dir, std::size_t h) noexcept {
+    // The way holding dir's state, or kNone. A set's hashes share one cache line: a directory
+    // not in the set costs no state's memory.
+    std::size_t lookup(std::string_view dir, std::size_t h) const noexcept {
         const std::size_t set = first_way(h);
-        for (std::size_t w = 0; w < kWays; ++w) {
-            Slot* s = slots_[set + w].get();
-            if (s != nullptr && s->hash == h && s->state.dir() == dir) {
-                return s;
+        for (std::size_t w = set; w < set + kWays; ++w) {
+            if (hash_[w] == h && states_[w]->dir() == dir) {
+                return w;
             }
         }
-        return nullptr;
+        return kNone;
     }
 
-    // An empty way of h's set, else its least recently used one; never `keep`.
-    Slot& replace(std::size_t h, const Slot* keep) {
+    // An empty way of h's set, else its least recently used one; never `keep`. Its state is
+    // allocated on first use.
+    std::size_t replace(std::size_t h, std::size_t keep) {
         const std::size_t set = first_way(h);
-        std::size_t best = kWays;
-        for (std::size_t w = 0; w < kWays; ++w) {
-            const Slot* s = slots_[set + w].get();
-            if (s == nullptr || s->hash == 0) {
+        std::size_t best = kNone;
+        for (std::size_t w = set; w < set + kWays; ++w) {
+            if (hash_[w] == 0) {
                 best = w;
                 break;
             }
-            if (s != keep && (best == kWays || s->used < slots_[set + best]->used)) {
+            if (w != keep && (best == kNone || used_[w] < used_[best])) {
                 best = w;
             }
         }
-        std::unique_ptr<Slot>& slot = slots_[set + best];
-        if (!slot) {
-            slot = std::make_unique<Slot>();
+        if (!states_[best]) {
+            states_[best] = std::make_unique<patterns::GuardPrefix>();
         }
-        return *slot;
+        return best;
     }
 
-    std::shared_ptr<const CompiledPolicy> policy_; // the states are this policy's
-    std::array<std::unique_ptr<Slot>, kSets * kWays> slots_;
-    Slot* last_ = nullptr; // the state found last
+    std::shared_ptr<const CompiledPolicy> policy_;              // the states are this policy's
+    alignas(64) std::array<std::size_t, kSets * kWays> hash_{}; // per way; 0: empty
+    std::array<std::uint64_t, kSets * kWays> used_{};           // per way: clock_ at last use
+    std::array<std::unique_ptr<patterns::GuardPrefix>, kSets * kWays> states_;
+    std::size_t last_ = kNone; // the way found last
     std::uint64_t clock_ = 0;
     std::array<std::size_t, 16> seen_{}; // hashes of directories seen once lately
     std::size_t seen_next_ = 0;
