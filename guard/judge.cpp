@@ -241,12 +241,40 @@ bool is_self(const CompiledPolicy& p, const std::string& path, bool through) {
     return false;
 }
 
+// True when r.covering(), fewer readings than r.all(), shows that no row and no git surface
+// matches the target on any reading, nor could for another operation (Context::settled). The
+// covering readings find every row all() finds (Readings::covering), and every git surface and
+// possible one: for a target not judged `through` the tier compares segments with lowercase
+// names alone, which a segment equals only if it equals them lowered.
+bool nothing_on_covering(const Context& ctx, const Readings& r, const Target& t,
+                         patterns::GuardPrefix* dir) {
+    const auto views = r.covering();
+    if (t.through || views.size() == r.all().size()) {
+        return false;
+    }
+    if (ctx.policy.write.match_guard_on(views, dir).matched()) {
+        return false;
+    }
+    if (ctx.policy.policy.git) {
+        for (const auto& v : views) {
+            const GitMatch g = match_git(v.segs, v.strip, t, ctx.request.op);
+            if (g.matched() || g.possible) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 // The verdict of one path of one target, with strip = segments inside a data root. `dir`, when
 // given, is the guard rows' state after the path's directory (DirMemo).
 Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const PathView& pv,
                         patterns::GuardPrefix* dir) {
     const CompiledPolicy& p = ctx.policy;
     Decision d;
+    if (nothing_on_covering(ctx, r, t, dir)) {
+        return d; // what matches, and on which reading, is left to the walk of every reading
+    }
     auto offer_rule = [&](const patterns::GuardMatch& m) {
         if (!m.matched()) {
             return;

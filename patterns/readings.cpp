@@ -55,6 +55,7 @@ std::size_t split_backslash(std::span<const std::string_view> in, std::size_t st
 struct SegmentBytes {
     bool fold = false;      // a capital A-Z or a byte of 0x80 or more
     bool backslash = false; // a '\\'
+    bool high = false;      // a byte of 0x80 or more
 };
 
 // What the bytes of one segment hold, eight at a time (SWAR: a byte's top bit says it holds one).
@@ -63,6 +64,7 @@ SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
     constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
     std::uint64_t fold = 0;
     std::uint64_t backslash = 0;
+    std::uint64_t high = 0;
     std::size_t k = 0;
     for (; k + 8 <= len; k += 8) {
         std::uint64_t w = 0;
@@ -75,12 +77,14 @@ SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
         // perhaps above one: only "any" is asked).
         const std::uint64_t v = w ^ (kOnes * '\\');
         backslash |= (v - kOnes) & ~v;
+        high |= w;
     }
-    SegmentBytes seen{(fold & kHigh) != 0, (backslash & kHigh) != 0};
+    SegmentBytes seen{(fold & kHigh) != 0, (backslash & kHigh) != 0, (high & kHigh) != 0};
     for (; k < len; ++k) {
         const unsigned c = s[k];
         seen.fold = seen.fold || c >= 0x80U || c - 'A' < 26U;
         seen.backslash = seen.backslash || c == '\\';
+        seen.high = seen.high || c >= 0x80U;
     }
     return seen;
 }
@@ -94,6 +98,7 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     // One pass: the segments, and whether any needs folding or holds a backslash.
     bool any_fold = false;
     bool any_backslash = false;
+    bool any_high = false;
     const auto* p = reinterpret_cast<const unsigned char*>(path.data());
     const std::size_t n = path.size();
     std::size_t i = 0;
@@ -114,12 +119,14 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
             }
             any_fold = any_fold || seen.fold;
             any_backslash = any_backslash || seen.backslash;
+            any_high = any_high || seen.high;
         }
     }
     strip_raw_ = std::min(strip_raw, raw_.size());
     views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
     any_fold_ = any_fold;
     any_backslash_ = any_backslash;
+    any_high_ = any_high;
     if (every_reading && !any_fold && !any_backslash) {
         // Every reading is the raw one: the views share its segments (a directory's state is
         // made this way whenever DirMemo meets a new directory).
@@ -157,6 +164,16 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     }
 }
 
+std::span<const ReadingView> Readings::covering() const noexcept {
+    // Folding an ASCII byte lowers A-Z and keeps every other byte: the folded reading is the raw
+    // one lowered byte for byte, with the same segments, and without a backslash there are no
+    // other readings.
+    if (!any_high_ && !any_backslash_ && views_.size() == 2 && views_[1].kind == Reading::Folded) {
+        return std::span<const ReadingView>(views_).subspan(1);
+    }
+    return views_;
+}
+
 void Readings::build_below(const Readings& dir, std::string_view name) {
     // A directory built with every_reading holds all four readings, in order; its flags say
     // which of them a path below it needs when the name needs none.
@@ -174,6 +191,7 @@ void Readings::build_below(const Readings& dir, std::string_view name) {
     }
     any_fold_ = dir.any_fold_ || seen.fold;
     any_backslash_ = dir.any_backslash_ || seen.backslash;
+    any_high_ = dir.any_high_ || seen.high;
     views_.push_back(ReadingView{Reading::Raw, raw_, 0});
     std::string_view folded_name = name;
     if (seen.fold) {

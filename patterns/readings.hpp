@@ -40,6 +40,13 @@ public:
 
     [[nodiscard]] std::span<const ReadingView> all() const noexcept { return views_; }
 
+    // Readings that find every row all() finds: for a path of ASCII bytes with a capital and no
+    // backslash, the folded reading alone (the raw one with A-Z lowered, segment for segment;
+    // rows are matched in their raw and their folded spelling, and an ASCII run that matches
+    // the one matches the other once lowered); otherwise all(). What they find may be reported
+    // on another reading than all() would: use them to learn that nothing matches.
+    [[nodiscard]] std::span<const ReadingView> covering() const noexcept;
+
     [[nodiscard]] std::span<const std::string_view> raw() const noexcept { return raw_; }
 
     [[nodiscard]] std::size_t raw_strip() const noexcept { return strip_raw_; }
@@ -56,6 +63,7 @@ private:
     std::size_t strip_raw_ = 0;
     bool any_fold_ = false;      // some segment needs folding (every_reading aside)
     bool any_backslash_ = false; // some segment holds a backslash (every_reading aside)
+    bool any_high_ = false;      // some segment holds a byte of 0x80 or more
 };
 
 } // namespace guardfs::patterns

@@ -92,9 +92,9 @@ namespace {
 // The strongest of the matches `match(view, best)` finds on each reading of r, with the reading
 // that found it (the first of equal verdicts).
 template <typename F>
-GuardMatch strongest_reading(const Readings& r, F&& match) {
+GuardMatch strongest_reading(std::span<const ReadingView> views, F&& match) {
     GuardMatch out;
-    for (const ReadingView& v : r.all()) {
+    for (const ReadingView& v : views) {
         MatchBest b;
         match(v, b);
         if (b.matched() && (!out.matched() || b.verdict > out.best.verdict)) {
@@ -113,11 +113,7 @@ void RuleTable::match_guard_view(const ReadingView& v, MatchBest& b) const {
 }
 
 GuardMatch RuleTable::match_guard(const Readings& r) const {
-    if (!has_guard_) {
-        return GuardMatch{};
-    }
-    return strongest_reading(
-        r, [this](const ReadingView& v, MatchBest& b) { match_guard_view(v, b); });
+    return match_guard_on(r.all(), nullptr);
 }
 
 void GuardPrefix::reset(std::string_view dir) {
@@ -138,29 +134,33 @@ std::size_t GuardPrefix::ready_twin(std::size_t k) const noexcept {
 }
 
 GuardMatch RuleTable::match_guard(const Readings& r, GuardPrefix& dir) const {
+    return match_guard_on(r.all(), &dir);
+}
+
+GuardMatch RuleTable::match_guard_on(std::span<const ReadingView> views, GuardPrefix* dir) const {
     if (!has_guard_) {
         return GuardMatch{};
     }
-    return strongest_reading(r, [this, &dir](const ReadingView& v, MatchBest& b) {
-        if (v.strip != 0) {
+    return strongest_reading(views, [this, dir](const ReadingView& v, MatchBest& b) {
+        if (dir == nullptr || v.strip != 0) {
             match_guard_view(v, b); // the directory's state is for strip 0
             return;
         }
         const auto k = static_cast<std::size_t>(v.kind);
-        if (!dir.ready_[k]) {
-            const auto lead = dir.readings_.all()[k].segs;
-            dir.lead_[k] = lead.size();
-            if (const std::size_t j = dir.ready_twin(k); j != GuardPrefix::kNoTwin) {
-                dir.floating_[k] = dir.floating_[j]; // the same segments: the same walks
-                dir.anchored_[k] = dir.anchored_[j];
+        if (!dir->ready_[k]) {
+            const auto lead = dir->readings_.all()[k].segs;
+            dir->lead_[k] = lead.size();
+            if (const std::size_t j = dir->ready_twin(k); j != GuardPrefix::kNoTwin) {
+                dir->floating_[k] = dir->floating_[j]; // the same segments: the same walks
+                dir->anchored_[k] = dir->anchored_[j];
             } else {
-                dir.floating_[k] = guard_floating_.advance(lead);
-                dir.anchored_[k] = guard_anchored_.advance(lead);
+                dir->floating_[k] = guard_floating_.advance(lead);
+                dir->anchored_[k] = guard_anchored_.advance(lead);
             }
-            dir.ready_[k] = true;
+            dir->ready_[k] = true;
         }
-        guard_floating_.match_resumed(dir.floating_[k], v.segs, dir.lead_[k], b);
-        guard_anchored_.match_resumed(dir.anchored_[k], v.segs, dir.lead_[k], b);
+        guard_floating_.match_resumed(dir->floating_[k], v.segs, dir->lead_[k], b);
+        guard_anchored_.match_resumed(dir->anchored_[k], v.segs, dir->lead_[k], b);
     });
 }
 
@@ -188,7 +188,7 @@ GuardMatch RuleTable::match_guard_partial(const Readings& r) const {
     if (!has_guard_) {
         return GuardMatch{};
     }
-    return strongest_reading(r, [this](const ReadingView& v, MatchBest& b) {
+    return strongest_reading(r.all(), [this](const ReadingView& v, MatchBest& b) {
         guard_floating_.match_partial_at_end(v.segs, v.strip, b);
         guard_anchored_.match_partial_at_end(v.segs, v.strip, b);
     });

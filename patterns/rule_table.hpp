@@ -85,6 +85,11 @@ public:
     // state is this table's: `dir` must not be used with another table without a reset.
     [[nodiscard]] GuardMatch match_guard(const Readings& r, GuardPrefix& dir) const;
 
+    // Deny/ask rows matched on `views` only, readings of one path (e.g. Readings::covering()),
+    // resuming from dir's state when given (as above).
+    [[nodiscard]] GuardMatch match_guard_on(std::span<const ReadingView> views,
+                                            GuardPrefix* dir) const;
+
     // Makes `below` the state for `dir`, a directory under above.dir(), as below.reset(dir)
     // would, but with each reading's state that `above` has made carried on through dir's
     // further segments instead of walked again from the first: a few segments' walk rather

@@ -1,6 +1,8 @@
 // The judge (design §2–§5, §7, §8): views, the fold, the data root, allow rows, agent_config_dirs,
 // links_out, self-protection and the read face. Seeds 000, 003 and 004 name most of these cases.
+#include "guard/git_tier.hpp"
 #include "guard_support.hpp"
+#include "patterns/readings.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -552,6 +554,110 @@ TEST_CASE("a decision does not depend on the names judged before it in the same 
     for (int k = 0; k < 2; ++k) {
         CHECK(decide(guards_it, Op::Write, "/w/d/notes.txt", false) == Verdict::Deny);
     }
+}
+
+TEST_CASE("a path of ASCII bytes with capitals is judged on every reading whenever one matches",
+          "[guard][judge][readings]") {
+    // For a path of ASCII bytes with a capital and no backslash the judge first walks the
+    // folded reading alone (patterns::Readings::covering): every row and git surface the raw
+    // reading meets, the folded one meets too. Only when it finds nothing does it answer from
+    // it. Each decision here is held to every reading walked by hand: nothing matched exactly
+    // when no row and no git surface matches any reading, and a settled decision only where no
+    // git surface could match for another operation either. A non-ASCII name (`plugin` + a
+    // combining accent, which NFC joins into one letter) must keep its raw reading.
+    const std::string yaml = "recommended: true\n"
+                             "deny: [.env, 'a/b', '*secret*', 'plugin*', 'Node_Modules/.bin',\n"
+                             "       'CACHE*']\n"
+                             "ask: [docs, 'k/*/m']\n";
+    const auto policy = test::policy_of(yaml);
+    const guard::Judge j(policy, g_fs);
+    std::vector<std::string> dirs = crossing_dirs();
+    for (const char* d :
+         {"/w/Src/Sub", "/W/.Git", "/w/.Git/Hooks", "/w/sub/.git/INFO", "/w/.git/Modules/M",
+          "/w/Node_Modules", "/w/node_modules", "/w/K/x", "/w/.git/objects/Ab"}) {
+        dirs.emplace_back(d);
+    }
+    const std::vector<std::string> names{".ENV",
+                                         ".Env",
+                                         ".env",
+                                         "MySecret",
+                                         "DOCS",
+                                         "Docs",
+                                         "B",
+                                         "M",
+                                         ".BIN",
+                                         ".bin",
+                                         "Config",
+                                         "CONFIG",
+                                         "config",
+                                         "COMMONDIR",
+                                         "commondir",
+                                         "Pre-Commit",
+                                         "pre-commit",
+                                         "Attributes",
+                                         "attributes",
+                                         ".GIT",
+                                         ".Git",
+                                         ".git",
+                                         "Plugin.js",
+                                         "plugin.js",
+                                         "plugin\xcc\x81X",
+                                         "PLUGIN\xcc\x81",
+                                         "cache-1",
+                                         "Cache",
+                                         "tmp_obj_AbC123",
+                                         "CMakeLists.txt",
+                                         "Makefile",
+                                         "a\\B",
+                                         "file.TXT",
+                                         "x"};
+    const std::vector<Op> ops{Op::Create, Op::Write,  Op::OpenWrite, Op::Chmod,
+                              Op::Utimes, Op::Unlink, Op::Mkdir,     Op::Link};
+    patterns::Readings r;
+    std::size_t answered_on_fewer = 0;
+    std::size_t walked_again = 0;
+    for (const std::string& dir : dirs) {
+        for (const std::string& name : names) {
+            const std::string path = dir + "/" + name;
+            r.build(path, 0);
+            const bool fewer = r.covering().size() < r.all().size();
+            const bool any_row = policy->write.match_guard(r).matched();
+            for (const Op op : ops) {
+                for (const bool exists : {false, true}) {
+                    if (exists && (op == Op::Create || op == Op::Mkdir)) {
+                        continue;
+                    }
+                    guard::Target t =
+                        test::target(path, op == Op::Link ? Role::NewName : Role::Only);
+                    t.exists = exists;
+                    t.kind = op == Op::Mkdir ? guard::Kind::Directory : guard::Kind::File;
+                    bool git_matched = false;
+                    bool git_possible = false;
+                    for (const auto& v : r.all()) {
+                        const guard::GitMatch g = guard::match_git(v.segs, v.strip, t, op);
+                        git_matched = git_matched || g.matched();
+                        git_possible = git_possible || g.possible;
+                    }
+                    const Decision d = j.decide(test::request(op, {t}));
+                    CAPTURE(path, guard::to_string(op), exists, any_row, git_matched, git_possible,
+                            d.verdict, d.rule, d.settled);
+                    const bool nothing = d.verdict == Verdict::Allow && d.tier == Tier::None;
+                    CHECK(nothing == (!any_row && !git_matched));
+                    if (d.settled != 0) {
+                        CHECK((!any_row && !git_possible));
+                    }
+                    if (fewer) {
+                        ++(nothing ? answered_on_fewer : walked_again);
+                    }
+                }
+            }
+        }
+    }
+    // Both ways through the shortcut are taken.
+    CHECK(answered_on_fewer > 500);
+    CHECK(walked_again > 500);
+    CHECK(test::write_to(j, "/w/plugin\xcc\x81X").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, "/w/src/.ENV").verdict == Verdict::Deny);
 }
 
 TEST_CASE("a settled decision is an allow that every operation on the same path shares",

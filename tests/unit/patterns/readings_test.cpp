@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -157,6 +158,20 @@ TEST_CASE("which readings a path gets follows its bytes, wherever they stand in 
         if (folds) {
             CHECK(copy(find(r, Reading::Folded)->segs) == folded_each(r.raw()));
         }
+        // The folded reading alone covers the others only for ASCII with a capital and no
+        // backslash, where it is the raw one lowered.
+        const bool ascii = std::none_of(
+            path.begin(), path.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+        const bool lowered_only = !every && ascii && folds && !backslash;
+        REQUIRE(r.covering().size() == (lowered_only ? 1 : r.all().size()));
+        if (lowered_only) {
+            CHECK(r.covering()[0].kind == Reading::Folded);
+            std::string lowered = path;
+            std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](char c) {
+                return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+            });
+            CHECK(copy(r.covering()[0].segs) == parts(lowered, '/'));
+        }
     }
 }
 
@@ -192,5 +207,7 @@ TEST_CASE("the readings of a name below a directory are those of the whole path"
         }
         CHECK(below.raw_strip() == 0);
         CHECK(copy(below.raw()) == copy(whole.raw()));
+        REQUIRE(below.covering().size() == whole.covering().size());
+        CHECK(below.covering().front().kind == whole.covering().front().kind);
     }
 }
