@@ -1,5 +1,6 @@
 // Decisions per second of the judge (issue #2): realistic write targets judged against no rules,
-// the built-in recommended policy, and that policy plus 10, 100 and 1,000 extra patterns.
+// the built-in recommended policy, and that policy plus 10, 100 and 1,000 extra patterns; and
+// (issue #6) the decisions of an untar and of git add, with the caches emptied before each or not.
 // Run: build/bench/bench_decisions --benchmark_repetitions=5 --benchmark_report_aggregates_only
 // Results and the exact command: bench/RESULTS.md.
 #include "dataroot/fs_ops.hpp"
@@ -174,11 +175,11 @@ void BM_RecommendedPlus(benchmark::State& state) {
 // source tree, under a workspace path. In the daemon a create's decision is the first on its
 // name, made after the kernel and the untarring program have run on the same core; the warm loop
 // above keeps the judge's code and data in the caches between decisions, so it understates that.
-// The "Cold" variants evict the caches before each decision: they execute 512 KiB of code (more
-// than L1i) and write 8 MiB of data (more than L1d and L2), then decide. BM_Evict is the eviction
-// alone; a variant's time minus BM_Evict's is its decision with cold caches.
+// BM_Untar and BM_GitAdd can empty the caches before each decision (run_stream's arguments) and
+// time the decision alone.
 constexpr const char* kTree = "/usr/share/cmake-3.25";
-constexpr const char* kWorkspace = "/var/tmp/fsb/ws-guardfs-rec/untar";
+// Where fsbench puts its workspaces (its untar and git workloads' directories).
+constexpr const char* kWorkspace = "/var/tmp/fsb/ws-guardfs-rec";
 
 const std::vector<guard::Request>& untar_requests() {
     static const std::vector<guard::Request> requests = [] {
@@ -192,7 +193,7 @@ const std::vector<guard::Request>& untar_requests() {
             guard::Target t;
             t.kind = dir ? guard::Kind::Directory : guard::Kind::File;
             t.views.push_back(
-                guard::PathView{std::string(kWorkspace) + "/cmake-3.25/" +
+                guard::PathView{std::string(kWorkspace) + "/untar/cmake-3.25/" +
                                     std::filesystem::relative(it->path(), kTree, ec).string(),
                                 guard::View::Spelled});
             r.targets.push_back(std::move(t));
@@ -209,7 +210,7 @@ const std::vector<guard::Request>& untar_requests() {
 const std::vector<guard::Request>& git_add_requests() {
     static const std::vector<guard::Request> requests = [] {
         std::vector<guard::Request> out;
-        const std::string objects = std::string(kWorkspace) + "/../git/.git/objects/";
+        const std::string objects = std::string(kWorkspace) + "/git/.git/objects/";
         const std::size_t n = std::max<std::size_t>(untar_requests().size(), 1);
         std::uint64_t x = 0x9e3779b97f4a7c15ULL;
         auto next = [&x] {
@@ -246,6 +247,9 @@ const std::vector<guard::Request>& git_add_requests() {
     return requests;
 }
 
+// Pushes the judge out of the caches, as the kernel and the program do between two requests:
+// executes code_kib KiB of nops (the instruction cache) and writes a byte of every line of
+// data_kib KiB (the data caches).
 class Evictor {
 public:
     Evictor(std::size_t code_kib, std::size_t data_kib)
@@ -282,7 +286,7 @@ private:
     std::vector<char> data_;
 };
 
-guard::Judge& untar_judge(std::int64_t which) {
+guard::Judge& stream_judge(std::int64_t which) {
     if (which == 0) {
         return judge_for("empty", [] {
             return compile("recommended: false\nagent_config: false\ngit: false\n", false);
@@ -291,14 +295,15 @@ guard::Judge& untar_judge(std::int64_t which) {
     return judge_for("recommended", [] { return compile("", true); });
 }
 
-// Args: policy (0 empty, 1 recommended), code to execute (KiB), data to write (KiB) before each
-// decision.
+// Decides `requests` in turn. Args: policy (0 empty, 1 recommended), KiB of code to execute and
+// KiB of data to write before each decision (0 and 0: the caches stay warm). The time is the
+// decision's alone.
 void run_stream(benchmark::State& state, const std::vector<guard::Request>& requests) {
     if (requests.empty()) {
         state.SkipWithError("no source tree at /usr/share/cmake-3.25");
         return;
     }
-    guard::Judge& judge = untar_judge(state.range(0));
+    guard::Judge& judge = stream_judge(state.range(0));
     Evictor evict(static_cast<std::size_t>(state.range(1)),
                   static_cast<std::size_t>(state.range(2)));
     const bool cold = state.range(1) != 0 || state.range(2) != 0;
