@@ -206,7 +206,9 @@ const std::vector<guard::Request>& untar_requests() {
 
 // The decisions `git add` asks per object, for as many objects as the tree has files: a create
 // of a temporary name in .git/objects/XX, a link of it to the object's name, and the temporary
-// name's unlink.
+// name's unlink. The link's existing name is walked here; in the daemon it carries the create's
+// Decision::settled token (Target::settled) and is not, so this stream asks a little more of the
+// judge than git add does.
 const std::vector<guard::Request>& git_add_requests() {
     static const std::vector<guard::Request> requests = [] {
         std::vector<guard::Request> out;
@@ -219,15 +221,18 @@ const std::vector<guard::Request>& git_add_requests() {
             x ^= x << 17U;
             return x;
         };
-        auto one = [](guard::Op op, std::string path, guard::Role role, bool exists) {
+        auto file = [](std::string path, guard::Role role, bool exists) {
             guard::Target t;
             t.views.push_back(guard::PathView{std::move(path), guard::View::Spelled});
             t.kind = guard::Kind::File;
             t.role = role;
             t.exists = exists;
+            return t;
+        };
+        auto request = [](guard::Op op, std::vector<guard::Target> targets) {
             guard::Request r;
             r.op = op;
-            r.targets.push_back(std::move(t));
+            r.targets = std::move(targets);
             return r;
         };
         for (std::size_t i = 0; i < n; ++i) {
@@ -235,12 +240,10 @@ const std::vector<guard::Request>& git_add_requests() {
             const std::string tmp = dir + fmt::format("tmp_obj_{:06X}", next() % 0x1000000);
             const std::string name =
                 dir + fmt::format("{:016x}{:016x}{:06x}", next(), next(), next() % 0x1000000);
-            out.push_back(one(guard::Op::Create, tmp, guard::Role::Only, false));
-            guard::Request link = one(guard::Op::Link, tmp, guard::Role::ExistingNames, true);
-            link.targets.push_back(
-                one(guard::Op::Link, name, guard::Role::NewName, false).targets.front());
-            out.push_back(std::move(link));
-            out.push_back(one(guard::Op::Unlink, tmp, guard::Role::Only, true));
+            out.push_back(request(guard::Op::Create, {file(tmp, guard::Role::Only, false)}));
+            out.push_back(request(guard::Op::Link, {file(tmp, guard::Role::ExistingNames, true),
+                                                    file(name, guard::Role::NewName, false)}));
+            out.push_back(request(guard::Op::Unlink, {file(tmp, guard::Role::Only, true)}));
         }
         return out;
     }();
