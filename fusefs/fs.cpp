@@ -297,6 +297,7 @@ int target_of_entry(Fs& fs, const Inode& parent, std::string_view name, guard::T
     }
     path.append(name);
     add_views(fs, path, target);
+    target.settled = fs.settled_paths.find(path);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "base/unique_fd.hpp"
 #include "dataroot/fs_ops.hpp"
 #include "fusefs/inode_table.hpp"
+#include "fusefs/settled_paths.hpp"
 #include "guard/arbiter.hpp"
 #include "guard/host_files.hpp"
 #include "guard/request.hpp"
@@ -170,6 +171,7 @@ struct Fs {
     guard::Arbiter* arbiter = nullptr; // set before the session starts; never null after
     ControlState control;
     SelfFiles self_files;
+    SettledPaths settled_paths; // made lately and settled; for requests that name an entry
     // Signalled whenever a write-granted handle is released (see attach_git_config).
     std::mutex released_m;
     std::condition_variable released_cv;
@@ -219,7 +221,8 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
 // given for (its one path is Inode::settled_path, no other name known), else 0.
 int target_of_inode(Fs& fs, Inode& inode, guard::Target& target);
 
-// A target for `name` in directory `parent`. Returns 0 or an errno.
+// A target for `name` in directory `parent`. Returns 0 or an errno. target.settled is the token
+// the gate gave lately for a target at that path (Fs::settled_paths), else 0.
 int target_of_entry(Fs& fs, const Inode& parent, std::string_view name, guard::Target& target);
 
 } // namespace guardfs::fusefs

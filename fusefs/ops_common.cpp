@@ -181,20 +181,23 @@ int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
     return err;
 }
 
-void remember_settled(Inode& in, const Prepared& p) {
+void remember_settled(Fs& fs, Inode& in, const Prepared& p) {
     if (p.request.targets.size() != 1 || p.request.targets.front().views.empty()) {
         return;
     }
     // The canonical (underlying) path is the last view add_views gives (the spelled one first,
     // when they differ): the path target_of_inode will read back for this inode.
     const std::string& path = p.request.targets.front().views.back().path;
-    std::lock_guard<std::mutex> lock(in.m);
-    if (p.settled == 0) {
-        in.settled = 0; // a file made again at a path not settled now
-        return;
+    {
+        std::lock_guard<std::mutex> lock(in.m);
+        if (p.settled == 0) {
+            in.settled = 0; // a file made again at a path not settled now
+            return;
+        }
+        in.settled = p.settled;
+        in.settled_path = path;
     }
-    in.settled = p.settled;
-    in.settled_path = path;
+    fs.settled_paths.remember(path, p.settled);
 }
 
 int give_to_caller(const Fs& fs, fuse_req_t req, int dirfd, const char* name, mode_t mode, int fd) {

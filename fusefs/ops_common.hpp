@@ -106,8 +106,9 @@ private:
 int add_inode_target(Fs& fs, Inode& inode, Prepared& p);
 
 // After p's operation made `in` (create, mknod, mkdir) at its one target: remembers in the
-// inode the gate's Decision::settled token (Prepared::settled) for that target's path.
-void remember_settled(Inode& in, const Prepared& p);
+// inode the gate's Decision::settled token (Prepared::settled) for that target's path, and the
+// path in fs.settled_paths.
+void remember_settled(Fs& fs, Inode& in, const Prepared& p);
 
 // The read face (design §8): is `name` in `parent` (whose underlying path is parent_path) hidden?
 // Decided from the path alone, before the disk is touched. `audit` records a refusal (a lookup

@@ -339,7 +339,7 @@ void finish_new_entry(Fs& fs, fuse_req_t req, const Prepared& p, fuse_ino_t pare
     fuse_entry_param e{};
     const int err = do_lookup(fs, dir, name, e);
     if (err == 0) {
-        remember_settled(fs.inodes.get(e.ino), p);
+        remember_settled(fs, fs.inodes.get(e.ino), p);
     }
     reply_entry_or_err(req, err, e);
 }

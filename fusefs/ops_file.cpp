@@ -250,7 +250,7 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
         return;
     }
     Inode& in = fs.inodes.get(e.ino);
-    remember_settled(in, p);
+    remember_settled(fs, in, p);
     auto fh = std::make_unique<FileHandle>(std::move(fd), true);
     if (const int err = add_handle(fs, req, in, *fh, true, fi); err != 0) {
         fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come

@@ -69,11 +69,11 @@ struct Target {
     std::optional<FileId> identity; // the existing inode, when known
     Role role = Role::Only;
     bool leaves_tree = false; // a LinkTarget that lies outside the mounted tree
-    // A Decision::settled token the FUSE layer kept from the decision that made this file, for
-    // these same views. While it holds (the same judge and policy generation) the views are not
-    // walked again: they match nothing. `identity` is still checked against guardfs's own
-    // files. Ignored for a target judged `through`, either end of a rename (the read face) and
-    // a link target (links_out).
+    // A Decision::settled token the FUSE layer kept from a decision about these same views (the
+    // one that made this file, or a recent one at the same path). While it holds (the same judge
+    // and policy generation) the views are not walked again: they match nothing. `identity` is
+    // still checked against guardfs's own files. Ignored for a target judged `through`, either end
+    // of a rename (the read face) and a link target (links_out).
     std::uint64_t settled = 0;
 };
 

@@ -202,3 +202,78 @@ TEST_CASE("a file given another name through the mount is judged by every name a
     CHECK(g.unmount() == 0);
     CHECK((file_state(g.ws("x")).mode & 07777) == 0600);
 }
+
+// A request that names an entry (unlink, rmdir, a new file) reaches no inode; the gate keeps the
+// paths it settled lately (Fs::settled_paths) so that a temporary file removed soon after it was
+// made is not walked again. What makes the path or the policy another must be judged.
+
+TEST_CASE("a name made lately is judged again when removed or made again after a reload",
+          "[integration][gate][settled][reload]") {
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"first\"]\n";
+    MountedGuard g(spec);
+    CHECK(write_text(g.ws("y"), "1") == 0);
+    CHECK(errno_of(::mkdir(g.ws("d").c_str(), 0755)) == 0);
+    CHECK(write_text(g.ws("z"), "1") == 0);
+    CHECK(errno_of(::unlink(g.ws("z").c_str())) == 0);
+    CHECK(write_text(g.ws("z"), "2") == 0); // made again at a settled path
+    CHECK(errno_of(::unlink(g.ws("z").c_str())) == 0);
+    write_file(g.root() + "/policy.yaml", "deny: [\"y\", \"d\", \"z\"]\n");
+    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    CHECK(errno_of(::unlink(g.ws("y").c_str())) == EACCES);
+    CHECK(errno_of(::rmdir(g.ws("d").c_str())) == EACCES);
+    CHECK(write_text(g.ws("z"), "3", O_CREAT | O_EXCL) == EACCES);
+    CHECK(errno_of(::mkdir(g.ws("z").c_str(), 0755)) == EACCES);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws("y")) == "1");
+    CHECK(std::filesystem::is_directory(g.ws("d")));
+    CHECK_FALSE(std::filesystem::exists(g.ws("z")));
+}
+
+TEST_CASE("a removal is judged by its whole path, not by a name made lately elsewhere",
+          "[integration][gate][settled]") {
+    auto under = std::make_shared<int>(-1);
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"b/x\", \"c/x\"]\n";
+    spec.setup = [under](const std::string& ws) {
+        std::filesystem::create_directory(ws + "/a");
+        std::filesystem::create_directory(ws + "/b");
+        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    };
+    MountedGuard g(spec);
+    REQUIRE(*under >= 0);
+    CHECK(write_text(g.ws("a/x"), "1") == 0);
+    // b/x made where the guard does not see it: the same name in another directory.
+    const int fd = ::openat(*under, "b/x", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    CHECK(errno_of(::unlink(g.ws("b/x").c_str())) == EACCES);
+    // a renamed to c underneath: the file made as a/x is at a guarded path now.
+    REQUIRE(errno_of(::renameat(*under, "a", *under, "c")) == 0);
+    CHECK(errno_of(::unlink(g.ws("c/x").c_str())) == EACCES);
+    ::close(*under);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws("c/x")) == "1");
+    CHECK(std::filesystem::exists(g.ws("b/x")));
+}
+
+TEST_CASE("a name made lately is refused removal once guardfs's audit log lies there",
+          "[integration][gate][settled][self-protection]") {
+    auto under = std::make_shared<int>(-1);
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.extra_args = {"--audit-log", "{ws}/audit.log"};
+    spec.setup = [under](const std::string& ws) {
+        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    };
+    MountedGuard g(spec);
+    REQUIRE(*under >= 0);
+    CHECK(write_text(g.ws("f"), "1") == 0);
+    CHECK(write_text(g.ws(".env"), "x") == EACCES); // the log holds a line now
+    // The audit log moved onto f underneath: f is guardfs's own file by identity.
+    REQUIRE(errno_of(::renameat(*under, "audit.log", *under, "f")) == 0);
+    CHECK(errno_of(::unlink(g.ws("f").c_str())) == EACCES);
+    ::close(*under);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws("f")).find("\".env\"") != std::string::npos);
+}
