@@ -27,8 +27,22 @@ std::optional<std::multimap<std::string, std::string>> parse_git_config(std::str
 bool is_dangerous_git_key(std::string_view key, std::string_view value);
 
 // The first dangerous key that `change.proposed` adds or changes relative to `change.current`;
-// "" when there is none; nullopt when a content cannot be parsed. Never throws.
+// "" when there is none; nullopt when a content cannot be parsed. Never throws. A proposed text
+// in the plainest form (plain_git_config_keys) with no key that could be dangerous, beside a
+// current one in that form or none, is answered "" without running git; every other change as
+// judge_git_config_change_with_git answers it.
 std::optional<std::string> judge_git_config_change(const GitConfigChange& change) noexcept;
+
+// The same judgement with both contents parsed by git (parse_git_config).
+std::optional<std::string> judge_git_config_change_with_git(const GitConfigChange& change) noexcept;
+
+// The keys of a config text written in the plainest form, as git would read them (section and
+// variable lower case), or nullopt for any other text. The plainest form: `[section]` headers
+// of key characters (no subsection, no "a.b"), nothing after them on their line, and
+// `name` or `name = value` lines below one, in printable ASCII and tabs, with no backslash,
+// double quote, '#' or ';' anywhere (no escape, quoted value, comment or continuation). This is
+// what git init and `git config` of a plain value write; git reads such a text as these keys.
+std::optional<std::vector<std::string>> plain_git_config_keys(std::string_view text);
 
 // Does a rename onto this path land on a git config surface that is judged by content? The FUSE
 // layer reads the source's content only then.

@@ -1,0 +1,144 @@
+// Judging a git config by content (guard/git_config.hpp): the plainest configs are read without
+// git, and every change is judged as git's own reading of both contents judges it.
+#include "guard/git_config.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+using guardfs::guard::GitConfigChange;
+using guardfs::guard::judge_git_config_change;
+using guardfs::guard::judge_git_config_change_with_git;
+using guardfs::guard::plain_git_config_keys;
+
+namespace {
+
+// PATH without git for the life of the object: git cannot be started, so only what is judged
+// without it gets an answer other than nullopt.
+class NoGit {
+public:
+    NoGit() {
+        const char* p = std::getenv("PATH");
+        saved_ = p != nullptr ? std::optional<std::string>(p) : std::nullopt;
+        ::setenv("PATH", "/nonexistent-guardfs-test", 1);
+    }
+
+    NoGit(const NoGit&) = delete;
+    NoGit& operator=(const NoGit&) = delete;
+
+    ~NoGit() {
+        if (saved_) {
+            ::setenv("PATH", saved_->c_str(), 1);
+        } else {
+            ::unsetenv("PATH");
+        }
+    }
+
+private:
+    std::optional<std::string> saved_;
+};
+
+const char* const kGitInit = "[core]\n"
+                             "\trepositoryformatversion = 0\n"
+                             "\tfilemode = true\n"
+                             "\tbare = false\n"
+                             "\tlogallrefupdates = true\n";
+
+} // namespace
+
+TEST_CASE("the plainest config texts give their keys as git reads them", "[guard][git-config]") {
+    using Keys = std::vector<std::string>;
+    CHECK(plain_git_config_keys("") == Keys{});
+    CHECK(plain_git_config_keys(" \n\t\n") == Keys{});
+    CHECK(plain_git_config_keys(kGitInit) == Keys{"core.repositoryformatversion", "core.filemode",
+                                                  "core.bare", "core.logallrefupdates"});
+    CHECK(plain_git_config_keys("[Core]\n  HooksPath=x\n[user]\nname = A B\nflag\n") ==
+          Keys{"core.hookspath", "user.name", "user.flag"});
+    for (const char* other : {
+             "name = x\n",                      // no section
+             "[remote \"origin\"]\nurl = x\n",  // a subsection
+             "[a.b]\nc = d\n",                  // the old subsection form
+             "[core] bare = true\n",            // a variable after a header
+             "[core]\nbare = true # comment\n", // a comment
+             "[core]\nbare = true ; comment\n", // a comment
+             "[core]\neditor = \"vi\"\n",       // a quoted value
+             "[core]\neditor = vi \\\n -x\n",   // a continuation
+             "[core]\n1x = y\n",                // a name that git refuses
+             "[core]\nna.me = y\n",             // a name that git refuses
+             "[core]\nname x = y\n",            // two words
+             "[]\nx = y\n",                     // an empty section
+             "[core\nx = y\n",                  // an unclosed header
+             "[core]\r\nbare = true\r\n",       // carriage returns
+             "[core]\nname = caf\xc3\xa9\n",    // a byte above ASCII
+             "[core]\nname = a\x01"
+             "b\n", // a control byte
+         }) {
+        CAPTURE(other);
+        CHECK_FALSE(plain_git_config_keys(other).has_value());
+    }
+}
+
+TEST_CASE("a plain config without a dangerous key is judged without starting git",
+          "[guard][git-config]") {
+    const NoGit no_git;
+    CHECK(judge_git_config_change(GitConfigChange{kGitInit, std::nullopt}) == std::string());
+    CHECK(judge_git_config_change(GitConfigChange{std::string(kGitInit) + "[user]\nname = A\n",
+                                                  std::string(kGitInit)}) == std::string());
+    // Anything else needs git, which cannot be started here: no answer (the caller refuses).
+    for (const GitConfigChange& c : {
+             GitConfigChange{"[core]\nhookspath = x\n", std::nullopt},   // a dangerous key
+             GitConfigChange{"[alias]\nco = checkout\n", std::nullopt},  // alias: by value
+             GitConfigChange{"[remote \"o\"]\nurl = x\n", std::nullopt}, // not plain
+             GitConfigChange{kGitInit, std::string("[core]\n# c\n")},    // current not plain
+             GitConfigChange{"[Core]\nPager = less\n", std::nullopt},    // any case
+         }) {
+        CAPTURE(c.proposed, c.current.value_or("(none)"));
+        CHECK_FALSE(judge_git_config_change(c).has_value());
+    }
+}
+
+TEST_CASE("every config change is judged as git's own reading of both contents judges it",
+          "[guard][git-config]") {
+    // Texts built from lines of many shapes, plain and not, harmless and dangerous.
+    const std::vector<std::string> headers = {"[core]",         "[Core]", "  [user]",  "[alias]",
+                                              "[remote \"o\"]", "[a.b]",  "[include]", "[pager]",
+                                              "[credential]",   "[diff]"};
+    const std::vector<std::string> lines = {
+        "\tbare = false",       "filemode = true",   "\thooksPath = /tmp/h",
+        "editor = vi",          "\tname = A B",      "co = checkout",
+        "st = !sh -c x",        "path = ../x",       "log",
+        "helper = store",       "url = https://x/y", "fsmonitor = true",
+        "x = y # note",         "email = a@b ; c",   "pager = \"less -R\"",
+        "textconv = cat",       "Bare=true",         "  sshCommand = ssh",
+        "excludesFile = ~/.ig", "name x = y"};
+    std::mt19937 rng(4242);
+    auto text = [&] {
+        std::string t;
+        const int n = static_cast<int>(rng() % 5);
+        for (int s = 0; s < n; ++s) {
+            t += headers[rng() % headers.size()] + "\n";
+            const int m = static_cast<int>(rng() % 4);
+            for (int k = 0; k < m; ++k) {
+                t += lines[rng() % lines.size()] + "\n";
+            }
+        }
+        return t;
+    };
+    int plain_harmless = 0;
+    for (int i = 0; i < 150; ++i) {
+        GitConfigChange c;
+        c.proposed = text();
+        if (rng() % 4 != 0) {
+            c.current = text();
+        }
+        CAPTURE(c.proposed, c.current.value_or("(none)"));
+        CHECK(judge_git_config_change(c) == judge_git_config_change_with_git(c));
+        const auto keys = plain_git_config_keys(c.proposed);
+        plain_harmless += keys && judge_git_config_change_with_git(c) == std::string() ? 1 : 0;
+    }
+    CHECK(plain_harmless > 10); // the texts reach the path that does not start git
+}
