@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -276,4 +277,93 @@ TEST_CASE("a name made lately is refused removal once guardfs's audit log lies t
     ::close(*under);
     CHECK(g.unmount() == 0);
     CHECK(read_file(g.ws("f")).find("\".env\"") != std::string::npos);
+}
+
+// A name a lookup found missing is often made next. Whatever the gate remembers of such a name
+// (docs/decisions/014 tells of judging it right after the lookup), the create must be judged by
+// the policy of its own time and the path where it lands.
+
+TEST_CASE("a name looked up before a reload is judged by the new policy when it is made",
+          "[integration][gate][settled][reload]") {
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"first\"]\n";
+    MountedGuard g(spec);
+
+    struct stat st {};
+
+    for (const char* name : {"n1", "n2", "n3"}) {
+        CHECK(errno_of(::stat(g.ws(name).c_str(), &st)) == ENOENT); // a negative lookup
+    }
+    write_file(g.root() + "/policy.yaml", "deny: [\"n1\", \"n2\", \"n3\"]\n");
+    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    CHECK(write_text(g.ws("n1"), "x", O_CREAT | O_EXCL) == EACCES);
+    CHECK(errno_of(::mkdir(g.ws("n2").c_str(), 0755)) == EACCES);
+    CHECK(errno_of(::symlink("target", g.ws("n3").c_str())) == EACCES);
+    CHECK(g.unmount() == 0);
+    for (const char* name : {"n1", "n2", "n3"}) {
+        CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(g.ws(name))));
+    }
+}
+
+TEST_CASE("a name looked up in a directory renamed underneath is judged where it lands",
+          "[integration][gate][settled]") {
+    auto under = std::make_shared<int>(-1);
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"c/x\"]\n";
+    spec.setup = [under](const std::string& ws) {
+        std::filesystem::create_directory(ws + "/a");
+        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    };
+    MountedGuard g(spec);
+    REQUIRE(*under >= 0);
+
+    struct stat st {};
+
+    CHECK(errno_of(::stat(g.ws("a/x").c_str(), &st)) == ENOENT);
+    REQUIRE(errno_of(::renameat(*under, "a", *under, "c")) == 0);
+    CHECK(write_text(g.ws("c/x"), "1", O_CREAT | O_EXCL) == EACCES);
+    CHECK(write_text(g.ws("c/y"), "1", O_CREAT | O_EXCL) == 0);
+    ::close(*under);
+    CHECK(g.unmount() == 0);
+    CHECK_FALSE(std::filesystem::exists(g.ws("c/x")));
+}
+
+TEST_CASE("creates racing the judgement of their own lookups get the policy's answers",
+          "[integration][gate][settled]") {
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\"*.pem\", \"secret*\"]\n";
+    spec.setup = [](const std::string& ws) {
+        std::filesystem::create_directory(ws + "/d");
+    };
+    MountedGuard g(spec);
+    constexpr int kThreads = 4;
+    constexpr int kNames = 400;
+    std::vector<int> wrong(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kNames; ++i) {
+                const std::string base = "d/t" + std::to_string(t) + "-" + std::to_string(i);
+                const bool guarded = i % 3 == 0;
+                const std::string name = i % 2 == 0
+                                             ? base + (guarded ? ".pem" : ".txt")
+                                             : (guarded ? "d/secret" : "d/public") +
+                                                   std::to_string(t) + "-" + std::to_string(i);
+                const int err = i % 4 == 3 ? errno_of(::mkdir(g.ws(name).c_str(), 0755))
+                                           : write_text(g.ws(name), "1", O_CREAT | O_EXCL);
+                wrong[static_cast<std::size_t>(t)] += (err == EACCES) != guarded ? 1 : 0;
+            }
+        });
+    }
+    for (std::thread& th : threads) {
+        th.join();
+    }
+    CHECK(wrong == std::vector<int>(kThreads, 0));
+    CHECK(g.unmount() == 0);
+    std::size_t guarded_on_disk = 0;
+    for (const auto& e : std::filesystem::directory_iterator(g.ws("d"))) {
+        const std::string n = e.path().filename().string();
+        guarded_on_disk += n.ends_with(".pem") || n.starts_with("secret") ? 1U : 0U;
+    }
+    CHECK(guarded_on_disk == 0);
 }
