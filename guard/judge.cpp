@@ -79,8 +79,8 @@ Readings& scratch_readings() {
 // scattered over many unrelated directories pay a hash, not a state each. States are found by a
 // hash of the directory in a set-associative table of kSets sets of kWays, the least recently
 // used of a set replaced. Per thread, for one policy; a reload starts it afresh. A state is
-// allocated when first needed and kept for the thread's life: at most kSets * kWays states of
-// about 800 bytes each (a directory of seven segments, the recommended policy), 200 KiB per
+// allocated when first needed and kept for the thread's life: at most kSets * kWays (512) states of
+// about 800 bytes each (a directory of seven segments, the recommended policy), 400 KiB per
 // thread that judges in that many directories.
 class DirMemo {
 public:
@@ -143,7 +143,7 @@ public:
     }
 
 private:
-    static constexpr std::size_t kSets = 32;
+    static constexpr std::size_t kSets = 64;
     static constexpr std::size_t kWays = 8;
     static constexpr std::size_t kNone = SIZE_MAX;
 
