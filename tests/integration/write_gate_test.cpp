@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -45,6 +46,20 @@ MountSpec builtin_with_dirs(std::vector<std::string> dirs) {
         }
     };
     return spec;
+}
+
+// The workspace itself, below the mount, opened (O_PATH) by the spec's setup after `fill`: a
+// test changes the tree through it where the guard does not see it, and closes it.
+std::shared_ptr<int> hold_underneath(MountSpec& spec,
+                                     std::function<void(const std::string&)> fill = {}) {
+    auto under = std::make_shared<int>(-1);
+    spec.setup = [under, fill = std::move(fill)](const std::string& ws) {
+        if (fill) {
+            fill(ws);
+        }
+        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    };
+    return under;
 }
 
 } // namespace
@@ -109,13 +124,10 @@ TEST_CASE("system calls on a guarded name fail with EACCES", "[integration][gate
 
 TEST_CASE("a file made through the mount is judged again once its path changes underneath",
           "[integration][gate][settled]") {
-    auto under = std::make_shared<int>(-1); // the workspace itself, below the mount
     MountSpec spec;
     spec.policy_yaml = "deny: [\"b/x\"]\n";
-    spec.setup = [under](const std::string& ws) {
-        std::filesystem::create_directory(ws + "/a");
-        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    };
+    const auto under = hold_underneath(
+        spec, [](const std::string& ws) { std::filesystem::create_directory(ws + "/a"); });
     MountedGuard g(spec);
     REQUIRE(*under >= 0);
     CHECK(write_text(g.ws("a/x"), "1") == 0);
@@ -233,14 +245,12 @@ TEST_CASE("a name made lately is judged again when removed or made again after a
 
 TEST_CASE("a removal is judged by its whole path, not by a name made lately elsewhere",
           "[integration][gate][settled]") {
-    auto under = std::make_shared<int>(-1);
     MountSpec spec;
     spec.policy_yaml = "deny: [\"b/x\", \"c/x\"]\n";
-    spec.setup = [under](const std::string& ws) {
+    const auto under = hold_underneath(spec, [](const std::string& ws) {
         std::filesystem::create_directory(ws + "/a");
         std::filesystem::create_directory(ws + "/b");
-        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    };
+    });
     MountedGuard g(spec);
     REQUIRE(*under >= 0);
     CHECK(write_text(g.ws("a/x"), "1") == 0);
@@ -260,13 +270,10 @@ TEST_CASE("a removal is judged by its whole path, not by a name made lately else
 
 TEST_CASE("a name made lately is refused removal once guardfs's audit log lies there",
           "[integration][gate][settled][self-protection]") {
-    auto under = std::make_shared<int>(-1);
     MountSpec spec;
     spec.policy_yaml = "deny: [\".env\"]\n";
     spec.extra_args = {"--audit-log", "{ws}/audit.log"};
-    spec.setup = [under](const std::string& ws) {
-        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    };
+    const auto under = hold_underneath(spec);
     MountedGuard g(spec);
     REQUIRE(*under >= 0);
     CHECK(write_text(g.ws("f"), "1") == 0);
@@ -307,13 +314,10 @@ TEST_CASE("a name looked up before a reload is judged by the new policy when it 
 
 TEST_CASE("a name looked up in a directory renamed underneath is judged where it lands",
           "[integration][gate][settled]") {
-    auto under = std::make_shared<int>(-1);
     MountSpec spec;
     spec.policy_yaml = "deny: [\"c/x\"]\n";
-    spec.setup = [under](const std::string& ws) {
-        std::filesystem::create_directory(ws + "/a");
-        *under = ::open(ws.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    };
+    const auto under = hold_underneath(
+        spec, [](const std::string& ws) { std::filesystem::create_directory(ws + "/a"); });
     MountedGuard g(spec);
     REQUIRE(*under >= 0);
 
