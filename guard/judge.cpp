@@ -289,7 +289,7 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
         d.reason = rule.reason;
         d.reading = m.reading;
     };
-    offer_rule(dir != nullptr ? p.write.match_guard(r, *dir) : p.write.match_guard(r));
+    offer_rule(p.write.match_guard_on(r.all(), dir)); // resumed from dir's state when given
     if (t.through) {
         offer_rule(p.write.match_guard_partial(r));
     }
