@@ -10,7 +10,10 @@
 # empty policy and once with the recommended one, runs the three git commands through the
 # mount, unmounts, and prints the wall time and the daemon's "guardfs-exp" lines. Runs as root.
 # BASE: a directory to work in (default /var/tmp/fsb-ext4, the ext4-in-memory setup of
-# bench/RESULTS.md); TREE: what to copy (default /usr/share/cmake-3.25).
+# bench/RESULTS.md); TREE: what to copy (default /usr/share/cmake-3.25); PLUS: a policy file
+# to time as a third variant, "plus" (fsbench's recommended + 1,000 rows: write it with
+# python3 -c "import sys; sys.path.insert(0, 'bench/fs'); import fsbench;
+# fsbench.write_plus1000('/var/tmp/plus1000.yaml')").
 set -euo pipefail
 BIN=${BIN:?BIN: a guardfs built with bench/fs/patches/judge-clock.diff}
 BASE=${BASE:-/var/tmp/fsb-ext4}
@@ -28,12 +31,13 @@ cleanup() {
 }
 trap cleanup EXIT
 for round in $(seq 1 "${ROUNDS:-3}"); do
-    for pol in empty rec; do
+    for pol in empty rec ${PLUS:+plus}; do
         rm -rf "$work"
         mkdir -p "$work/ws"
         cp -a "$TREE/." "$work/ws/"
         args=()
         if [ "$pol" = empty ]; then args=(--policy "$empty"); fi
+        if [ "$pol" = plus ]; then args=(--policy "$PLUS"); fi
         "$BIN" mount -f "${args[@]}" "$work/ws" 2>"$work/daemon.log" &
         pid=$!
         for _ in $(seq 200); do grep -q " $work/ws fuse" /proc/mounts && break; sleep 0.05; done
