@@ -273,9 +273,9 @@ std::optional<std::vector<std::string>> plain_git_config_keys(std::string_view t
     }
     for (const char c : text) {
         const auto u = static_cast<unsigned char>(c);
-        if ((u < 0x20 && c != '\t' && c != '\n') || u >= 0x7f || c == '\\' || c == '"' ||
-            c == '#' || c == ';') {
-            return std::nullopt; // an escape, a quote, a comment, or bytes git may read otherwise
+        if ((u < 0x20 && c != '\t' && c != '\n') || u >= 0x7f || c == '\\' || c == '#' ||
+            c == ';') {
+            return std::nullopt; // an escape, a comment, or bytes git may read otherwise
         }
     }
     std::vector<std::string> keys;
@@ -294,19 +294,37 @@ std::optional<std::vector<std::string>> plain_git_config_keys(std::string_view t
         line.remove_prefix(start);
         std::size_t i = 0;
         if (line[0] == '[') {
-            // [section]: key characters only (no subsection, no old-style "a.b"), nothing after
+            // [section] or [section "subsection"]: key characters only in the section (no
+            // old-style "a.b"); one space, then a quoted subsection of printable ASCII without
+            // tab, quote or backslash, not empty, kept as written; nothing after the header.
             section.clear();
             for (i = 1; i < line.size() && is_key_char(line[i]); ++i) {
                 section += lower(line[i]);
             }
-            if (section.empty() || i == line.size() || line[i] != ']' ||
-                !blank(line.substr(i + 1))) {
+            if (section.empty()) {
+                return std::nullopt;
+            }
+            if (line.substr(i, 2) == " \"") {
+                const std::size_t close = line.find('"', i + 2);
+                if (close == std::string_view::npos || close == i + 2) {
+                    return std::nullopt;
+                }
+                const std::string_view sub = line.substr(i + 2, close - i - 2);
+                if (sub.find('\t') != std::string_view::npos) {
+                    return std::nullopt;
+                }
+                section += '.';
+                section += sub;
+                i = close + 1;
+            }
+            if (i == line.size() || line[i] != ']' || !blank(line.substr(i + 1))) {
                 return std::nullopt;
             }
             continue;
         }
         // name [= value]: a name begins with a letter; the value holds nothing git would unquote
-        if (section.empty() || !std::isalpha(static_cast<unsigned char>(line[0]))) {
+        if (section.empty() || !std::isalpha(static_cast<unsigned char>(line[0])) ||
+            line.find('"') != std::string_view::npos) {
             return std::nullopt;
         }
         std::string key = section + '.';

@@ -37,11 +37,13 @@ std::optional<std::string> judge_git_config_change(const GitConfigChange& change
 std::optional<std::string> judge_git_config_change_with_git(const GitConfigChange& change) noexcept;
 
 // The keys of a config text written in the plainest form, as git would read them (section and
-// variable lower case), or nullopt for any other text. The plainest form: `[section]` headers
-// of key characters (no subsection, no "a.b"), nothing after them on their line, and
-// `name` or `name = value` lines below one, in printable ASCII and tabs, with no backslash,
-// double quote, '#' or ';' anywhere (no escape, quoted value, comment or continuation). This is
-// what git init and `git config` of a plain value write; git reads such a text as these keys.
+// variable lower case, subsection as written), or nullopt for any other text. The plainest
+// form: `[section]` or `[section "subsection"]` headers (section of key characters, no "a.b";
+// subsection not empty, of printable ASCII without tab), nothing after them on their line, and
+// `name` or `name = value` lines below one; printable ASCII and tabs, with no backslash, '#' or
+// ';' anywhere and no double quote outside a header (no escape, quoted value, comment or
+// continuation). This is what git init, git clone and `git config` of a plain value write; git
+// reads such a text as these keys.
 std::optional<std::vector<std::string>> plain_git_config_keys(std::string_view text);
 
 // Does a rename onto this path land on a git config surface that is judged by content? The FUSE

@@ -101,6 +101,48 @@ TEST_CASE("everyday git works under the recommended policy, at the root and nest
     }
 }
 
+TEST_CASE("the configs git init, clone and remote write are judged without starting git",
+          "[integration][git]") {
+    // The daemon cannot find git: a config write it can judge only by running git is refused
+    // (no answer: judged by its row), so what passes was read by guardfs itself.
+    MountSpec spec = builtin_policy();
+    spec.env["PATH"] = "/nonexistent-guardfs-test";
+    MountedGuard g(spec);
+    const std::string home = g.root() + "/home";
+    std::filesystem::create_directories(home);
+    make_source(g.root());
+    const auto r = git("set -e\n"
+                       "git init -q a && cd a\n"
+                       "git config user.email someone@example.com\n"
+                       "git remote add origin " +
+                           g.root() +
+                           "/src\n"
+                           "git fetch -q origin\n"
+                           "git remote rename origin up\n"
+                           "cd .. && git clone -q --recurse-submodules " +
+                           g.root() +
+                           "/src c\n"
+                           "cd c && git checkout -q -b topic\n"
+                           "git branch -q -u \"$(git rev-parse --abbrev-ref origin/HEAD)\"\n"
+                           "git config branch.topic.description 'a topic'\n",
+                       g.ws(), home);
+    CAPTURE(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_file(g.ws("a/.git/config")).find("[remote \"up\"]") != std::string::npos);
+    const std::string clone_config = read_file(g.ws("c/.git/config"));
+    CHECK(clone_config.find("[submodule \"sub\"]") != std::string::npos);
+    CHECK(clone_config.find("[branch \"topic\"]") != std::string::npos);
+    CHECK(std::filesystem::exists(g.ws("c/sub/s")));
+    // A key that could run a program still needs git's reading: refused here, nothing changed.
+    const FileState before = file_state(g.ws("c/.git/config"));
+    for (const char* change : {"git config alias.st status", "git config core.pager less",
+                               "git config remote.origin.uploadpack x"}) {
+        CAPTURE(change);
+        CHECK(git(change, g.ws("c"), home).exit_code != 0);
+        CHECK(file_state(g.ws("c/.git/config")) == before);
+    }
+}
+
 TEST_CASE("every place git runs code from stays guarded, and git behaves as before",
           "[integration][git][attack]") {
     MountedGuard g(builtin_policy());

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <random>
@@ -13,6 +14,7 @@
 using guardfs::guard::GitConfigChange;
 using guardfs::guard::judge_git_config_change;
 using guardfs::guard::judge_git_config_change_with_git;
+using guardfs::guard::parse_git_config;
 using guardfs::guard::plain_git_config_keys;
 
 namespace {
@@ -48,6 +50,21 @@ const char* const kGitInit = "[core]\n"
                              "\tbare = false\n"
                              "\tlogallrefupdates = true\n";
 
+// What git clone writes (git 2.39), with a second branch.
+const char* const kGitClone = "[core]\n"
+                              "\trepositoryformatversion = 0\n"
+                              "\tfilemode = true\n"
+                              "\tbare = false\n"
+                              "\tlogallrefupdates = true\n"
+                              "[remote \"origin\"]\n"
+                              "\turl = https://example.invalid/a/b.git\n"
+                              "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+                              "[branch \"main\"]\n"
+                              "\tremote = origin\n"
+                              "\tmerge = refs/heads/main\n"
+                              "[branch \"Feature/X y]z\"]\n"
+                              "\tremote = origin\n";
+
 } // namespace
 
 TEST_CASE("the plainest config texts give their keys as git reads them", "[guard][git-config]") {
@@ -58,9 +75,23 @@ TEST_CASE("the plainest config texts give their keys as git reads them", "[guard
                                                   "core.bare", "core.logallrefupdates"});
     CHECK(plain_git_config_keys("[Core]\n  HooksPath=x\n[user]\nname = A B\nflag\n") ==
           Keys{"core.hookspath", "user.name", "user.flag"});
+    // Subsections are kept as written; sections and variables are folded.
+    CHECK(plain_git_config_keys(kGitClone) ==
+          Keys{"core.repositoryformatversion", "core.filemode", "core.bare",
+               "core.logallrefupdates", "remote.origin.url", "remote.origin.fetch",
+               "branch.main.remote", "branch.main.merge", "branch.Feature/X y]z.remote"});
+    CHECK(plain_git_config_keys("[Remote \"Up\"]\n\tURL = x\n") == Keys{"remote.Up.url"});
     for (const char* other : {
              "name = x\n",                      // no section
-             "[remote \"origin\"]\nurl = x\n",  // a subsection
+             "[remote  \"o\"]\nurl = x\n",      // two spaces before the subsection
+             "[remote\t\"o\"]\nurl = x\n",      // a tab before the subsection
+             "[remote \"\"]\nurl = x\n",        // an empty subsection
+             "[remote \"o\tp\"]\nurl = x\n",    // a tab in the subsection
+             "[remote \"o]\nurl = x\n",         // an unclosed subsection
+             "[remote \"o\"x]\nurl = x\n",      // bytes after the subsection
+             "[remote \"o\"] url = x\n",        // a variable after the header
+             "[remote \"o\"]\nurl = \"x\"\n",   // a quoted value
+             "[remote o]\nurl = x\n",           // an unquoted subsection
              "[a.b]\nc = d\n",                  // the old subsection form
              "[core] bare = true\n",            // a variable after a header
              "[core]\nbare = true # comment\n", // a comment
@@ -88,13 +119,17 @@ TEST_CASE("a plain config without a dangerous key is judged without starting git
     CHECK(judge_git_config_change(GitConfigChange{kGitInit, std::nullopt}) == std::string());
     CHECK(judge_git_config_change(GitConfigChange{std::string(kGitInit) + "[user]\nname = A\n",
                                                   std::string(kGitInit)}) == std::string());
+    CHECK(judge_git_config_change(GitConfigChange{kGitClone, std::string(kGitInit)}) ==
+          std::string());
     // Anything else needs git, which cannot be started here: no answer (the caller refuses).
     for (const GitConfigChange& c : {
-             GitConfigChange{"[core]\nhookspath = x\n", std::nullopt},   // a dangerous key
-             GitConfigChange{"[alias]\nco = checkout\n", std::nullopt},  // alias: by value
-             GitConfigChange{"[remote \"o\"]\nurl = x\n", std::nullopt}, // not plain
-             GitConfigChange{kGitInit, std::string("[core]\n# c\n")},    // current not plain
-             GitConfigChange{"[Core]\nPager = less\n", std::nullopt},    // any case
+             GitConfigChange{"[core]\nhookspath = x\n", std::nullopt},          // a dangerous key
+             GitConfigChange{"[alias]\nco = checkout\n", std::nullopt},         // alias: by value
+             GitConfigChange{"[remote \"o\"]\nurl = \"x\"\n", std::nullopt},    // not plain
+             GitConfigChange{"[remote \"o\"]\nuploadpack = x\n", std::nullopt}, // dangerous
+             GitConfigChange{"[Filter \"lfs\"]\nClean = x\n", std::nullopt},    // any case
+             GitConfigChange{kGitInit, std::string("[core]\n# c\n")},           // current not plain
+             GitConfigChange{"[Core]\nPager = less\n", std::nullopt},           // any case
          }) {
         CAPTURE(c.proposed, c.current.value_or("(none)"));
         CHECK_FALSE(judge_git_config_change(c).has_value());
@@ -104,17 +139,40 @@ TEST_CASE("a plain config without a dangerous key is judged without starting git
 TEST_CASE("every config change is judged as git's own reading of both contents judges it",
           "[guard][git-config]") {
     // Texts built from lines of many shapes, plain and not, harmless and dangerous.
-    const std::vector<std::string> headers = {"[core]",         "[Core]", "  [user]",  "[alias]",
-                                              "[remote \"o\"]", "[a.b]",  "[include]", "[pager]",
-                                              "[credential]",   "[diff]"};
-    const std::vector<std::string> lines = {
-        "\tbare = false",       "filemode = true",   "\thooksPath = /tmp/h",
-        "editor = vi",          "\tname = A B",      "co = checkout",
-        "st = !sh -c x",        "path = ../x",       "log",
-        "helper = store",       "url = https://x/y", "fsmonitor = true",
-        "x = y # note",         "email = a@b ; c",   "pager = \"less -R\"",
-        "textconv = cat",       "Bare=true",         "  sshCommand = ssh",
-        "excludesFile = ~/.ig", "name x = y"};
+    const std::vector<std::string> headers = {
+        "[core]",           "[Core]",           "  [user]",
+        "[alias]",          "[remote \"o\"]",   "[a.b]",
+        "[include]",        "[pager]",          "[credential]",
+        "[diff]",           "[Remote \"Up\"]",  "[branch \"a/B c\"]",
+        "[diff \"x\"]",     "[filter \"lfs\"]", "[remote  \"o\"]",
+        "[remote \"\"]",    "[url \"a]b\"]",    "[credential \"https://h\"]",
+        "[Submodule \"m\"]"};
+    const std::vector<std::string> lines = {"\tbare = false",
+                                            "filemode = true",
+                                            "\thooksPath = /tmp/h",
+                                            "editor = vi",
+                                            "\tname = A B",
+                                            "co = checkout",
+                                            "st = !sh -c x",
+                                            "path = ../x",
+                                            "log",
+                                            "helper = store",
+                                            "url = https://x/y",
+                                            "fsmonitor = true",
+                                            "x = y # note",
+                                            "email = a@b ; c",
+                                            "pager = \"less -R\"",
+                                            "textconv = cat",
+                                            "Bare=true",
+                                            "  sshCommand = ssh",
+                                            "excludesFile = ~/.ig",
+                                            "name x = y",
+                                            "uploadPack = x",
+                                            "clean = git-lfs clean",
+                                            "merge = refs/heads/main",
+                                            "fetch = +refs/heads/*:refs/remotes/o/*",
+                                            "update = !sh x",
+                                            "update = rebase"};
     std::mt19937 rng(4242);
     auto text = [&] {
         std::string t;
@@ -129,7 +187,8 @@ TEST_CASE("every config change is judged as git's own reading of both contents j
         return t;
     };
     int plain_harmless = 0;
-    for (int i = 0; i < 150; ++i) {
+    int plain_subsections = 0;
+    for (int i = 0; i < 300; ++i) {
         GitConfigChange c;
         c.proposed = text();
         if (rng() % 4 != 0) {
@@ -139,6 +198,20 @@ TEST_CASE("every config change is judged as git's own reading of both contents j
         CHECK(judge_git_config_change(c) == judge_git_config_change_with_git(c));
         const auto keys = plain_git_config_keys(c.proposed);
         plain_harmless += keys && judge_git_config_change_with_git(c) == std::string() ? 1 : 0;
+        if (keys) {
+            // The keys of a plain text are git's, in any case and subsection.
+            const auto by_git = parse_git_config(c.proposed);
+            REQUIRE(by_git.has_value());
+            std::vector<std::string> git_keys;
+            for (const auto& kv : *by_git) {
+                git_keys.push_back(kv.first);
+            }
+            std::vector<std::string> sorted = *keys;
+            std::sort(sorted.begin(), sorted.end());
+            CHECK(sorted == git_keys);
+            plain_subsections += c.proposed.find('"') != std::string::npos ? 1 : 0;
+        }
     }
-    CHECK(plain_harmless > 10); // the texts reach the path that does not start git
+    CHECK(plain_harmless > 10);    // the texts reach the path that does not start git
+    CHECK(plain_subsections > 10); // with subsections among them
 }
