@@ -183,23 +183,22 @@ def log(msg: str) -> None:
 # ----------------------------------------------------------------------------------------
 # Mount bookkeeping
 
-URING_PARAM = "/sys/module/fuse/parameters/enable_uring"
-
-
-def read_uring_param() -> str | None:
-    """The kernel's fuse.enable_uring (Y or N), or None where the kernel has no FUSE over io_uring
-    (before Linux 6.14)."""
+def read_kernel_param(path: str) -> str | None:
+    """A module parameter's value, or None where the kernel has no such parameter."""
     try:
-        with open(URING_PARAM) as f:
+        with open(path) as f:
             return f.read().strip()
     except OSError:
         return None
 
 
-def write_uring_param(value: str) -> None:
-    with open(URING_PARAM, "w") as f:
+def write_kernel_param(path: str, value: str) -> None:
+    with open(path, "w") as f:
         f.write(value + "\n")
 
+
+# The kernel's fuse.enable_uring (Y or N); absent before Linux 6.14 (no FUSE over io_uring).
+URING_PARAM = "/sys/module/fuse/parameters/enable_uring"
 
 # Free page reporting (virtio-balloon): the guest hands freed memory back to the host, and the
 # next use of it faults it in again from the host. This machine's kernel reports a page as soon
@@ -209,19 +208,6 @@ def write_uring_param(value: str) -> None:
 # same loop 1.7-3.3 s for 8 of 18. Which sample pays for that is chance, so it is noise.
 # The parameter exists only on kernels carrying that patch; elsewhere nothing is changed.
 MIN_FREE_PARAM = "/sys/module/page_reporting/parameters/min_free_ms"
-
-
-def read_min_free_ms() -> str | None:
-    try:
-        with open(MIN_FREE_PARAM) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def write_min_free_ms(value: str) -> None:
-    with open(MIN_FREE_PARAM, "w") as f:
-        f.write(value + "\n")
 
 
 def mountpoints() -> list[str]:
@@ -746,8 +732,8 @@ class Bench:
                 if l.startswith("fuse-overlayfs")][0],
             "fusermount3": cmd_version(["fusermount3", "--version"]),
             "kernel": os.uname().release,
-            "fuse.enable_uring": read_uring_param(),
-            "page_reporting.min_free_ms": read_min_free_ms(),
+            "fuse.enable_uring": read_kernel_param(URING_PARAM),
+            "page_reporting.min_free_ms": read_kernel_param(MIN_FREE_PARAM),
             "git": cmd_version(["git", "--version"]),
             "fio": cmd_version(["fio", "--version"]),
             "cmake": cmd_version(["cmake", "--version"]),
@@ -1309,24 +1295,24 @@ def main() -> int:
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, on_signal)
 
-    found = read_uring_param()
+    found = read_kernel_param(URING_PARAM)
     if args.fuse_uring != "keep" and found is not None:
         wanted = "Y" if args.fuse_uring == "on" else "N"
         if found != wanted:
-            write_uring_param(wanted)
+            write_kernel_param(URING_PARAM, wanted)
             print(f"fsbench: the kernel's fuse.enable_uring set to {wanted} for this run "
                   f"(was {found}; put back at the end)", file=sys.stderr)
             import atexit
-            atexit.register(write_uring_param, found)
+            atexit.register(write_kernel_param, URING_PARAM, found)
 
-    args.min_free_ms_found = read_min_free_ms()
+    args.min_free_ms_found = read_kernel_param(MIN_FREE_PARAM)
     if args.hold_freed_ms != "keep" and args.min_free_ms_found is not None:
         if args.min_free_ms_found != args.hold_freed_ms:
-            write_min_free_ms(args.hold_freed_ms)
+            write_kernel_param(MIN_FREE_PARAM, args.hold_freed_ms)
             print(f"fsbench: page_reporting.min_free_ms set to {args.hold_freed_ms} for this "
                   f"run (was {args.min_free_ms_found}; put back at the end)", file=sys.stderr)
             import atexit
-            atexit.register(write_min_free_ms, args.min_free_ms_found)
+            atexit.register(write_kernel_param, MIN_FREE_PARAM, args.min_free_ms_found)
 
     if args.memwalk:
         res = memwalk(args)
