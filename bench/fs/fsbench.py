@@ -779,7 +779,7 @@ class Bench:
 
     def wait_quiet(self) -> tuple[float, int]:
         """The machine's CPU use by others (nothing of ours runs between samples), measured
-        over one second; with --wait-quiet, wait until it is at most that fraction."""
+        over --quiet-window seconds; with --wait-quiet, wait until it is at most that fraction."""
         a = self.args
         busy = busy_fraction(a.quiet_window)
         waited = 0
@@ -1286,6 +1286,8 @@ def main() -> int:
     if os.geteuid() != 0:
         print("fsbench: run as root (drop_caches, FUSE mounts)", file=sys.stderr)
         return 2
+    if args.hold_freed_ms != "keep" and not args.hold_freed_ms.isdigit():
+        ap.error("--hold-freed-ms: a number of milliseconds, or keep")
     for k in ("json", "md", "guardfs", "alt_guardfs", "base_dir"):
         if getattr(args, k):
             setattr(args, k, os.path.abspath(getattr(args, k)))
