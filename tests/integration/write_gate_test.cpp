@@ -49,10 +49,16 @@ MountSpec builtin_with_dirs(std::vector<std::string> dirs) {
 }
 
 // The workspace itself, below the mount, opened (O_PATH) by the spec's setup after `fill`: a
-// test changes the tree through it where the guard does not see it, and closes it.
+// test changes the tree through it where the guard does not see it. Closed when the last copy
+// goes, also when the test fails.
 std::shared_ptr<int> hold_underneath(MountSpec& spec,
                                      std::function<void(const std::string&)> fill = {}) {
-    auto under = std::make_shared<int>(-1);
+    std::shared_ptr<int> under(new int(-1), [](const int* fd) {
+        if (*fd >= 0) {
+            ::close(*fd);
+        }
+        delete fd;
+    });
     spec.setup = [under, fill = std::move(fill)](const std::string& ws) {
         if (fill) {
             fill(ws);
@@ -141,7 +147,6 @@ TEST_CASE("a file made through the mount is judged again once its path changes u
     CHECK(errno_of(::truncate(g.ws("b/x").c_str(), 0)) == EACCES);
     CHECK(open_errno(g.ws("b/x"), O_WRONLY) == EACCES);
     CHECK(errno_of(::setxattr(g.ws("b/x").c_str(), "user.k", "v", 1, 0)) == EACCES);
-    ::close(*under);
     CHECK(g.unmount() == 0);
     CHECK((file_state(g.ws("b/x")).mode & 07777) == 0600);
     CHECK(read_file(g.ws("b/x")) == "1");
@@ -262,7 +267,6 @@ TEST_CASE("a removal is judged by its whole path, not by a name made lately else
     // a renamed to c underneath: the file made as a/x is at a guarded path now.
     REQUIRE(errno_of(::renameat(*under, "a", *under, "c")) == 0);
     CHECK(errno_of(::unlink(g.ws("c/x").c_str())) == EACCES);
-    ::close(*under);
     CHECK(g.unmount() == 0);
     CHECK(read_file(g.ws("c/x")) == "1");
     CHECK(std::filesystem::exists(g.ws("b/x")));
@@ -281,7 +285,6 @@ TEST_CASE("a name made lately is refused removal once guardfs's audit log lies t
     // The audit log moved onto f underneath: f is guardfs's own file by identity.
     REQUIRE(errno_of(::renameat(*under, "audit.log", *under, "f")) == 0);
     CHECK(errno_of(::unlink(g.ws("f").c_str())) == EACCES);
-    ::close(*under);
     CHECK(g.unmount() == 0);
     CHECK(read_file(g.ws("f")).find("\".env\"") != std::string::npos);
 }
@@ -327,7 +330,6 @@ TEST_CASE("a name looked up in a directory renamed underneath is judged where it
     REQUIRE(errno_of(::renameat(*under, "a", *under, "c")) == 0);
     CHECK(write_text(g.ws("c/x"), "1", O_CREAT | O_EXCL) == EACCES);
     CHECK(write_text(g.ws("c/y"), "1", O_CREAT | O_EXCL) == 0);
-    ::close(*under);
     CHECK(g.unmount() == 0);
     CHECK_FALSE(std::filesystem::exists(g.ws("c/x")));
 }
