@@ -20,12 +20,12 @@ namespace {
 
 constexpr std::string_view kDeleted = " (deleted)";
 
+} // namespace
+
 bool under(std::string_view path, std::string_view root) {
     return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
                             (root == "/" || path[root.size()] == '/'));
 }
-
-} // namespace
 
 bool UnderlyingFs::relative(const std::string& abs_path, std::string& rel) const {
     for (const std::string* root : {&cfg_.mount_spelled, &cfg_.ws_real}) {

@@ -88,13 +88,16 @@ private:
 // attribute timeout of 0 and direct I/O.
 class SelfFiles {
 public:
-    void set(std::vector<guard::FileId> ids) {
+    // `reachable`: a name under the mount may lead to one of them already (one lies under the
+    // workspace, or the kernel may have been handed one: a reload).
+    void set(std::vector<guard::FileId> ids, bool reachable) {
         std::lock_guard<std::mutex> lock(m_);
         ids_ = std::move(ids);
         any_ = !ids_.empty();
+        if (any_ && reachable) {
+            reachable_.store(true, std::memory_order_release);
+        }
     }
-
-    [[nodiscard]] bool any() const noexcept { return any_.load(std::memory_order_relaxed); }
 
     [[nodiscard]] bool contains(dev_t dev, ino_t ino) {
         if (!any_.load(std::memory_order_relaxed)) {
@@ -103,16 +106,26 @@ public:
         std::lock_guard<std::mutex> lock(m_);
         for (const auto& id : ids_) {
             if (id.dev == dev && id.ino == ino) {
+                reachable_.store(true, std::memory_order_release);
                 return true;
             }
         }
         return false;
     }
 
+    // Whether a name the kernel asks to remove may be one of them, which only a stat of it can
+    // tell. The kernel removes only names it looked up through the mount, and every entry it is
+    // handed passes contains() (do_lookup): a file outside the workspace that no lookup found
+    // under the mount (a hard link made underneath) is no name it can remove. Once true, true.
+    [[nodiscard]] bool reachable() const noexcept {
+        return reachable_.load(std::memory_order_acquire);
+    }
+
 private:
     std::mutex m_;
     std::vector<guard::FileId> ids_; // protected by m_
     std::atomic<bool> any_{false};
+    std::atomic<bool> reachable_{false};
 };
 
 // What `guardfs reload` reads through the control attributes of the mount's root directory.
@@ -203,6 +216,9 @@ private:
     int dir_;
     std::array<char, 32> buf_{};
 };
+
+// Whether `path` is `root` or lies below it (absolute, lexical paths).
+bool under(std::string_view path, std::string_view root);
 
 // The underlying path of an inode now (the kernel's own record, /proc/self/fd): follows every
 // rename, wherever it was made. Returns 0, or an errno: ENOENT when the inode was deleted,

@@ -366,11 +366,6 @@ void do_mkdir(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const char
     finish_new_entry(fs, req, p, parent, name, S_IFDIR | mode, rc);
 }
 
-bool under(std::string_view path, std::string_view root) {
-    return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                            (root == "/" || path[root.size()] == '/'));
-}
-
 // symlink(TARGET, parent/name): the new name (and the rows passing through it: a link named
 // `.git` or `hooks` redirects git), and the target resolved lexically against the link's
 // directory, judged as a write to that path (design §3).
@@ -425,9 +420,10 @@ int build_remove(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op op
         return err;
     }
     // What is there matters to the gitdir-pointer and commondir rows (by name) and to
-    // self-protection by identity; nothing else needs the extra system call.
+    // self-protection by identity, where one of guardfs's files may be reached by a name under
+    // the mount; nothing else needs the extra system call.
     if (patterns::folds_to(name, ".git") || patterns::folds_to(name, "commondir") ||
-        fs.self_files.any()) {
+        fs.self_files.reachable()) {
         stat_entry(dir, name, t);
     }
     return 0;
@@ -572,9 +568,25 @@ void note_moved(Fs& fs, Inode& dir, const char* name) {
     }
 }
 
+// After a rename the gate settled (Decision::settled: nothing matched on either end, nor could
+// for any operation): a later request naming the new path (its unlink, a rename on) carries the
+// token and is not walked again. Both paths after an exchange.
+void remember_renamed(Fs& fs, const Prepared& p) {
+    if (p.settled == 0) {
+        return;
+    }
+    for (const Target& t : p.request.targets) {
+        if ((t.role == Role::RenameDestination || p.request.op == Op::Exchange) &&
+            !t.views.empty()) {
+            // The underlying path is the last view (add_views): the one target_of_entry finds.
+            fs.settled_paths.remember(t.views.back().path, p.settled);
+        }
+    }
+}
+
 } // namespace
 
-void do_rename(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const char* name,
+void do_rename(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const char* name,
                fuse_ino_t newparent, const char* newname, unsigned int flags) {
     Inode& from_dir = inode_of(fs, parent);
     Inode& to_dir = inode_of(fs, newparent);
@@ -585,6 +597,7 @@ void do_rename(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const
         if ((flags & RENAME_EXCHANGE) != 0) {
             note_moved(fs, from_dir, name);
         }
+        remember_renamed(fs, p);
     }
     fuse_reply_err(req, err);
 }

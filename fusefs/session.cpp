@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <condition_variable>
@@ -140,6 +141,14 @@ void on_sighup(int /*sig*/) {
     errno = saved;
 }
 
+// Whether one of guardfs's own files lies under the workspace or the mount point, by any of its
+// spellings.
+bool self_files_inside(const Fs& fs, const guard::CompiledPolicy& policy) {
+    return std::any_of(policy.self_paths.begin(), policy.self_paths.end(), [&fs](const auto& p) {
+        return under(p, fs.cfg.ws_real) || under(p, fs.cfg.mount_spelled);
+    });
+}
+
 void set_status(Fs& fs, const std::string& status) {
     std::lock_guard<std::mutex> lock(fs.control.m);
     fs.control.last = status;
@@ -225,7 +234,7 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
             error = compiled.error().to_string();
         } else {
             arbiter.judge().set_policy(compiled.value());
-            fs.self_files.set(compiled.value()->self_ids);
+            fs.self_files.set(compiled.value()->self_ids, true);
             fs.read_face = compiled.value()->read.has_guard_rules();
             if (arbiter.audit() != nullptr) {
                 arbiter.audit()->set_all(compiled.value()->policy.audit.all);
@@ -393,7 +402,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
     arbiter.set_audit(&audit);
     arbiter.set_answers(&answers, &host_files);
     fs.arbiter = &arbiter;
-    fs.self_files.set(judge.policy()->self_ids);
+    fs.self_files.set(judge.policy()->self_ids, self_files_inside(fs, *judge.policy()));
     fs.read_face = judge.policy()->read.has_guard_rules();
     set_status(fs, "ok");
 

@@ -296,8 +296,10 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
     if (p.policy.git && d.verdict != Verdict::Deny) {
         for (const auto& v : r.all()) {
             const GitMatch g = match_git(v.segs, v.strip, t, ctx.request.op);
+            // A surface let through here (a config judged by its content) is no settled path:
+            // the next change of it must be judged again.
+            ctx.settled = ctx.settled && !g.possible && !g.matched();
             if (!g.matched()) {
-                ctx.settled = ctx.settled && !g.possible;
                 continue;
             }
             if ((g.surface == GitSurface::Config || g.surface == GitSurface::ConfigWorktree) &&
@@ -553,19 +555,20 @@ Decision Judge::decide_unsafe(const Request& request) const {
             d.reason = "the same file as guardfs's own policy, allow file or audit log";
             return d;
         }
-        if (t.settled != 0 && t.settled == settled_token() && !t.through &&
-            (t.role == Role::Only || t.role == Role::NewName || t.role == Role::ExistingNames)) {
-            continue; // these views match nothing under this policy (Decision::settled)
-        }
-        Decision target_best;
         if ((t.role == Role::RenameSource || t.role == Role::RenameDestination) &&
             policy->read.has_guard_rules()) {
             // The read face (design §8): a rename may not carry a hidden path out of the run
-            // that hides it (moving it, or a directory its hiding run passes through).
+            // that hides it (moving it, or a directory its hiding run passes through). Judged
+            // before a settled token is taken: the token speaks for the write rows alone.
             if (auto hidden = hidden_by_rename(*policy, t)) {
                 return *hidden;
             }
         }
+        if (t.settled != 0 && t.settled == settled_token() && !t.through &&
+            t.role != Role::LinkTarget) {
+            continue; // these views match nothing under this policy (Decision::settled)
+        }
+        Decision target_best;
         for (const PathView& pv : t.views) {
             Decision d = judge_path(ctx, t, pv);
             if (stronger(d, target_best) ||

@@ -70,10 +70,10 @@ struct Target {
     Role role = Role::Only;
     bool leaves_tree = false; // a LinkTarget that lies outside the mounted tree
     // A Decision::settled token the FUSE layer kept from a decision about these same views (the
-    // one that made this file, or a recent one at the same path). While it holds (the same judge
-    // and policy generation) the views are not walked again: they match nothing. `identity` is
-    // still checked against guardfs's own files. Ignored for a target judged `through`, either end
-    // of a rename (the read face) and a link target (links_out).
+    // one that made this file or renamed it there, or a recent one at the same path). While it
+    // holds (the same judge and policy generation) the views are not walked again: they match
+    // nothing. `identity` is still checked against guardfs's own files, and a rename's ends
+    // against the read face. Ignored for a target judged `through` and a link target (links_out).
     std::uint64_t settled = 0;
 };
 

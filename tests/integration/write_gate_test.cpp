@@ -172,6 +172,34 @@ TEST_CASE("a reload sends every later operation on a file made before it to the 
     CHECK((file_state(g.ws("y")).mode & 07777) == 0600);
 }
 
+TEST_CASE("a renamed file's new path is judged again after a reload, and guarded ends stay so",
+          "[integration][gate][settled][reload]") {
+    // A settled rename is remembered for the new path (fusefs remember_renamed), and a rename's
+    // ends take the tokens remembered for their paths: neither may let a guarded name through.
+    MountSpec spec;
+    spec.policy_yaml = "deny: [.env]\nread: {deny: [credentials]}\n";
+    MountedGuard g(spec);
+    CHECK(write_text(g.ws("a"), "1") == 0);
+    CHECK(errno_of(::rename(g.ws("a").c_str(), g.ws("b").c_str())) == 0);
+    CHECK(errno_of(::rename(g.ws("b").c_str(), g.ws("c").c_str())) == 0);
+    CHECK(errno_of(::rename(g.ws("c").c_str(), g.ws(".env").c_str())) == EACCES);
+    CHECK(errno_of(::rename(g.ws("c").c_str(), g.ws("credentials").c_str())) == EACCES);
+    CHECK(write_text(g.ws("d"), "2") == 0);
+    CHECK(errno_of(::rename(g.ws("d").c_str(), g.ws("b").c_str())) == 0);
+    write_file(g.root() + "/policy.yaml", "deny: [b, c]\n");
+    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    CHECK(errno_of(::unlink(g.ws("b").c_str())) == EACCES);
+    CHECK(errno_of(::unlink(g.ws("c").c_str())) == EACCES);
+    CHECK(errno_of(::rename(g.ws("b").c_str(), g.ws("e").c_str())) == EACCES);
+    CHECK(errno_of(::rename(g.ws("c").c_str(), g.ws("e").c_str())) == EACCES);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws("b")) == "2");
+    CHECK(read_file(g.ws("c")) == "1");
+    CHECK_FALSE(std::filesystem::exists(g.ws(".env")));
+    CHECK_FALSE(std::filesystem::exists(g.ws("credentials")));
+    CHECK_FALSE(std::filesystem::exists(g.ws("e")));
+}
+
 TEST_CASE("a new gitdir pointer or commondir is not settled by its create",
           "[integration][gate][settled][git]") {
     MountedGuard g(builtin_with_dirs({".git/worktrees/t", "sub"}));
@@ -287,6 +315,29 @@ TEST_CASE("a name made lately is refused removal once guardfs's audit log lies t
     CHECK(errno_of(::unlink(g.ws("f").c_str())) == EACCES);
     CHECK(g.unmount() == 0);
     CHECK(read_file(g.ws("f")).find("\".env\"") != std::string::npos);
+}
+
+TEST_CASE("a hard link to guardfs's policy made underneath is refused removal through the mount",
+          "[integration][gate][self-protection]") {
+    // The policy file lies outside the workspace, so removals skip the stat that finds a file's
+    // identity until a lookup under the mount meets one of guardfs's files.
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    const auto under = hold_underneath(spec);
+    MountedGuard g(spec);
+    REQUIRE(*under >= 0);
+    const std::string policy = g.root() + "/policy.yaml";
+    REQUIRE(std::filesystem::exists(policy));
+    CHECK(write_text(g.ws("plain"), "1") == 0);
+    CHECK(errno_of(::unlink(g.ws("plain").c_str())) == 0);
+    REQUIRE(errno_of(::linkat(AT_FDCWD, policy.c_str(), *under, "p", 0)) == 0);
+    RunOptions o;
+    o.cwd = g.ws();
+    CHECK(sh("rm -f p", o).exit_code != 0);
+    CHECK(errno_of(::unlink(g.ws("p").c_str())) == EACCES);
+    CHECK(errno_of(::rename(g.ws("p").c_str(), g.ws("q").c_str())) == EACCES);
+    CHECK(g.unmount() == 0);
+    CHECK(std::filesystem::hard_link_count(policy) == 2);
 }
 
 // A name a lookup found missing is often made next. Whatever the gate remembers of such a name

@@ -785,6 +785,62 @@ TEST_CASE("a settled token holds only for its judge, its policy and another file
     CHECK(holds(j, again.settled, plain));
 }
 
+TEST_CASE("a file's rename settles both ends, whose tokens pass the rows but not the read face",
+          "[guard][judge][settled][read-face]") {
+    // The FUSE layer keeps a settled rename's token for the new path (an unlink or a rename on
+    // names it by that path), and hands a rename's ends the tokens kept for their paths.
+    guard::Judge j(test::policy_of("deny: [.env]\nread: {deny: [credentials]}\n"), g_fs);
+    auto rename = [&j](const std::string& from_path, const std::string& to_path,
+                       std::uint64_t from_token, std::uint64_t to_token, bool dir_moves) {
+        guard::Target from = test::target(from_path, Role::RenameSource);
+        guard::Target to = test::target(to_path, Role::RenameDestination);
+        from.settled = from_token;
+        to.settled = to_token;
+        from.through = to.through = dir_moves;
+        return j.decide(test::request(Op::Rename, {from, to}));
+    };
+    const Decision file = rename("/w/src/a.c", "/w/src/b.c", 0, 0, false);
+    CHECK(file.allowed());
+    REQUIRE(file.settled != 0);
+    CHECK(file.settled == test::write_to(j, "/w/src/b.c").settled);
+    // A directory that moves is judged through its name: no token, and none taken.
+    CHECK(rename("/w/src", "/w/lib", 0, 0, true).settled == 0);
+    CHECK(rename("/w/src", "/w/.env", file.settled, file.settled, true).verdict == Verdict::Deny);
+
+    // Either end carrying a token that holds is not walked: a guarded name then passes (which a
+    // real token never names), and without a token it does not.
+    CHECK(rename("/w/.env", "/w/b.c", file.settled, 0, false).allowed());
+    CHECK(rename("/w/a.c", "/w/.env", 0, file.settled, false).allowed());
+    CHECK(rename("/w/.env", "/w/b.c", 0, 0, false).verdict == Verdict::Deny);
+    CHECK(rename("/w/a.c", "/w/.env", 0, file.settled + 1, false).verdict == Verdict::Deny);
+
+    // The read face is judged on a rename's ends whatever tokens they carry.
+    const Decision out_of = rename("/w/credentials", "/w/b.c", file.settled, file.settled, false);
+    CHECK(out_of.verdict == Verdict::Deny);
+    CHECK(out_of.tier == Tier::ReadFace);
+    const Decision into = rename("/w/a.c", "/w/credentials", file.settled, file.settled, false);
+    CHECK(into.verdict == Verdict::Deny);
+    CHECK(into.tier == Tier::ReadFace);
+}
+
+TEST_CASE("a git config let through by its content is not settled",
+          "[guard][judge][settled][git]") {
+    // The FUSE layer remembers a settled rename for its new path; were this one settled, the
+    // next rename onto the config would pass unjudged.
+    guard::GitConfigJudge no_key = [](const guard::GitConfigChange&) noexcept {
+        return std::optional<std::string>(std::string());
+    };
+    guard::Judge j(test::policy_of("recommended: true\n"), g_fs, no_key);
+    guard::Request r =
+        test::request(Op::Rename, {test::target("/w/.git/config.lock", Role::RenameSource),
+                                   test::target("/w/.git/config", Role::RenameDestination)});
+    r.targets[1].exists = true;
+    r.git_config = guard::GitConfigChange{"[core]\n\tbare = false\n", std::string()};
+    const Decision d = j.decide(r);
+    CHECK(d.allowed());
+    CHECK(d.settled == 0);
+}
+
 TEST_CASE("the git tier settles nothing an operation, kind or existence could make a surface",
           "[guard][judge][settled][git]") {
     guard::Judge j(test::policy_of("recommended: true\n"), g_fs);
@@ -829,14 +885,19 @@ TEST_CASE("a settled token spares only the walk of its own target, of the roles 
         Op::Link, {with_token(Role::ExistingNames), test::target("/w/d/.env", Role::NewName)}));
     CHECK(link.verdict == Verdict::Deny);
     CHECK(link.path == "/w/d/.env");
-    // Not for a target judged on more than its rows: through, a rename's ends, a link target.
+    // A file's rename: its ends are judged on their rows alone (the read face comes first).
+    CHECK(j.decide(test::request(Op::Rename, {with_token(Role::RenameSource)})).allowed());
+    CHECK(j.decide(test::request(Op::Rename, {with_token(Role::RenameDestination)})).allowed());
+    // Not for a target judged on more than its rows: through (a directory's rename), a link
+    // target.
     guard::Target through = with_token(Role::Only);
     through.through = true;
     CHECK(j.decide(test::request(Op::Unlink, {through})).verdict == Verdict::Deny);
-    CHECK(j.decide(test::request(Op::Rename, {with_token(Role::RenameSource)})).verdict ==
-          Verdict::Deny);
-    CHECK(j.decide(test::request(Op::Rename, {with_token(Role::RenameDestination)})).verdict ==
-          Verdict::Deny);
+    for (const Role role : {Role::RenameSource, Role::RenameDestination}) {
+        guard::Target end = with_token(role);
+        end.through = true;
+        CHECK(j.decide(test::request(Op::Rename, {end})).verdict == Verdict::Deny);
+    }
     CHECK(j.decide(test::request(Op::Symlink, {test::target("/w/l", Role::NewName),
                                                with_token(Role::LinkTarget)}))
               .verdict == Verdict::Deny);
