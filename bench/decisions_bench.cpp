@@ -1,6 +1,7 @@
 // Decisions per second of the judge (issue #2): realistic write targets judged against no rules,
 // the built-in recommended policy, and that policy plus 10, 100 and 1,000 extra patterns; and
-// (issue #6) the decisions of an untar and of git add, with the caches emptied before each or not.
+// (issue #6) the decisions of an untar, of git add and of rm -rf, with the caches emptied before
+// each or not.
 // Run: build/bench/bench_decisions --benchmark_repetitions=5 --benchmark_report_aggregates_only
 // Results and the exact command: bench/RESULTS.md.
 #include "dataroot/fs_ops.hpp"
@@ -250,6 +251,43 @@ const std::vector<guard::Request>& git_add_requests() {
     return requests;
 }
 
+// The decisions `rm -rf` of the untarred tree asks, in its order (fts: a directory's files
+// unlinked as they are met, the directory removed after its contents).
+const std::vector<guard::Request>& rm_rf_requests() {
+    static const std::vector<guard::Request> requests = [] {
+        std::vector<guard::Request> out;
+        auto request = [](guard::Op op, std::string path, guard::Kind kind) {
+            guard::Request r;
+            r.op = op;
+            guard::Target t;
+            t.kind = kind;
+            t.exists = true;
+            t.views.push_back(guard::PathView{std::move(path), guard::View::Spelled});
+            r.targets.push_back(std::move(t));
+            return r;
+        };
+        const std::string top = std::string(kWorkspace) + "/untar/cmake-3.25";
+        std::function<void(const std::filesystem::path&, const std::string&)> walk =
+            [&](const std::filesystem::path& dir, const std::string& at) {
+                std::error_code ec;
+                for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+                    const std::string path = at + "/" + e.path().filename().string();
+                    if (e.is_directory(ec) && !e.is_symlink(ec)) {
+                        walk(e.path(), path);
+                    } else {
+                        out.push_back(request(guard::Op::Unlink, path, guard::Kind::File));
+                    }
+                }
+                out.push_back(request(guard::Op::Rmdir, at, guard::Kind::Directory));
+            };
+        if (std::filesystem::is_directory(kTree)) {
+            walk(kTree, top);
+        }
+        return out;
+    }();
+    return requests;
+}
+
 // Pushes the judge out of the caches, as the kernel and the program do between two requests:
 // executes code_kib KiB of nops (the instruction cache) and writes a byte of every line of
 // data_kib KiB (the data caches).
@@ -289,16 +327,32 @@ private:
     std::vector<char> data_;
 };
 
+// fsbench's recommended policy plus 1,000 rows (bench/fs/fsbench.py, write_plus1000): six
+// shapes in turn, none of which matches a workload.
+std::string fsbench_plus1000() {
+    std::string yaml = "version: 1\nrecommended: true\ndeny:\n";
+    for (std::size_t i = 0; i < 1000; ++i) {
+        static constexpr std::array<const char*, 6> kShapes{
+            "proj-secret-{}", "tmp{}-*", "*.x{}", "conf{}/keys", "build{}/*.key", "*zqtok{}*"};
+        yaml += fmt::format("  - \"{}\"\n", fmt::format(fmt::runtime(kShapes[i % 6]), i));
+    }
+    return yaml;
+}
+
+// 0: the empty policy, 1: the recommended one, 2: fsbench's recommended + 1,000 rows.
 guard::Judge& stream_judge(std::int64_t which) {
     if (which == 0) {
         return judge_for("empty", [] {
             return compile("recommended: false\nagent_config: false\ngit: false\n", false);
         });
     }
+    if (which == 2) {
+        return judge_for("fsbench-plus1000", [] { return compile(fsbench_plus1000(), false); });
+    }
     return judge_for("recommended", [] { return compile("", true); });
 }
 
-// Decides `requests` in turn. Args: policy (0 empty, 1 recommended), KiB of code to execute and
+// Decides `requests` in turn. Args: policy (stream_judge), KiB of code to execute and
 // KiB of data to write before each decision (0 and 0: the caches stay warm). The time is the
 // decision's alone.
 void run_stream(benchmark::State& state, const std::vector<guard::Request>& requests) {
@@ -334,6 +388,10 @@ void BM_GitAdd(benchmark::State& state) {
     run_stream(state, git_add_requests());
 }
 
+void BM_RmRf(benchmark::State& state) {
+    run_stream(state, rm_rf_requests());
+}
+
 } // namespace
 
 BENCHMARK(BM_NoRules);
@@ -344,5 +402,13 @@ BENCHMARK(BM_GitAdd)
     ->ArgsProduct({{0, 1}, {0, 256}, {0, 2048}})
     ->UseManualTime()
     ->Iterations(30000);
+
+// One pass over the tree (3,193 entries): the benchmarks before change the policy, which empties
+// the thread's directory states, so each directory's first decision finds none, as in a daemon
+// mounted afresh. The daemon's rm -rf skips most walks on settled tokens; this times the walks.
+BENCHMARK(BM_RmRf)
+    ->ArgsProduct({{0, 1, 2}, {0, 256}, {0, 2048}})
+    ->UseManualTime()
+    ->Iterations(3192);
 
 BENCHMARK_MAIN();
