@@ -48,6 +48,13 @@ MountSpec builtin_with_dirs(std::vector<std::string> dirs) {
     return spec;
 }
 
+// Writes a new policy where the mount reads it (MountSpec::policy_yaml's file) and has the
+// daemon reload it. Returns `guardfs reload`'s exit code.
+int reload_with(const MountedGuard& g, const std::string& yaml) {
+    write_file(g.root() + "/policy.yaml", yaml);
+    return run({GUARDFS_BIN, "reload", g.ws()}).exit_code;
+}
+
 // The workspace itself, below the mount, opened (O_PATH) by the spec's setup after `fill`: a
 // test changes the tree through it where the guard does not see it. Closed when the last copy
 // goes, also when the test fails.
@@ -161,8 +168,7 @@ TEST_CASE("a reload sends every later operation on a file made before it to the 
     CHECK(errno_of(::mkdir(g.ws("d").c_str(), 0755)) == 0);
     CHECK(errno_of(::chmod(g.ws("y").c_str(), 0600)) == 0);
     CHECK(errno_of(::chmod(g.ws("d").c_str(), 0700)) == 0);
-    write_file(g.root() + "/policy.yaml", "deny: [\"y\", \"d\"]\n");
-    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    REQUIRE(reload_with(g, "deny: [\"y\", \"d\"]\n") == 0);
     CHECK(errno_of(::chmod(g.ws("y").c_str(), 0644)) == EACCES);
     CHECK(errno_of(::chmod(g.ws("d").c_str(), 0755)) == EACCES);
     CHECK(errno_of(::utimensat(AT_FDCWD, g.ws("y").c_str(), nullptr, 0)) == EACCES);
@@ -186,8 +192,7 @@ TEST_CASE("a renamed file's new path is judged again after a reload, and guarded
     CHECK(errno_of(::rename(g.ws("c").c_str(), g.ws("credentials").c_str())) == EACCES);
     CHECK(write_text(g.ws("d"), "2") == 0);
     CHECK(errno_of(::rename(g.ws("d").c_str(), g.ws("b").c_str())) == 0);
-    write_file(g.root() + "/policy.yaml", "deny: [b, c]\n");
-    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    REQUIRE(reload_with(g, "deny: [b, c]\n") == 0);
     CHECK(errno_of(::unlink(g.ws("b").c_str())) == EACCES);
     CHECK(errno_of(::unlink(g.ws("c").c_str())) == EACCES);
     CHECK(errno_of(::rename(g.ws("b").c_str(), g.ws("e").c_str())) == EACCES);
@@ -264,8 +269,7 @@ TEST_CASE("a name made lately is judged again when removed or made again after a
     CHECK(errno_of(::unlink(g.ws("z").c_str())) == 0);
     CHECK(write_text(g.ws("z"), "2") == 0); // made again at a settled path
     CHECK(errno_of(::unlink(g.ws("z").c_str())) == 0);
-    write_file(g.root() + "/policy.yaml", "deny: [\"y\", \"d\", \"z\"]\n");
-    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    REQUIRE(reload_with(g, "deny: [\"y\", \"d\", \"z\"]\n") == 0);
     CHECK(errno_of(::unlink(g.ws("y").c_str())) == EACCES);
     CHECK(errno_of(::rmdir(g.ws("d").c_str())) == EACCES);
     CHECK(write_text(g.ws("z"), "3", O_CREAT | O_EXCL) == EACCES);
@@ -355,8 +359,7 @@ TEST_CASE("a name looked up before a reload is judged by the new policy when it 
     for (const char* name : {"n1", "n2", "n3"}) {
         CHECK(errno_of(::stat(g.ws(name).c_str(), &st)) == ENOENT); // a negative lookup
     }
-    write_file(g.root() + "/policy.yaml", "deny: [\"n1\", \"n2\", \"n3\"]\n");
-    REQUIRE(run({GUARDFS_BIN, "reload", g.ws()}).exit_code == 0);
+    REQUIRE(reload_with(g, "deny: [\"n1\", \"n2\", \"n3\"]\n") == 0);
     CHECK(write_text(g.ws("n1"), "x", O_CREAT | O_EXCL) == EACCES);
     CHECK(errno_of(::mkdir(g.ws("n2").c_str(), 0755)) == EACCES);
     CHECK(errno_of(::symlink("target", g.ws("n3").c_str())) == EACCES);
