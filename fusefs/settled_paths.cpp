@@ -6,29 +6,50 @@
 
 namespace guardfs::fusefs {
 
-std::size_t SettledPaths::slot_of(std::string_view path) noexcept {
-    return std::hash<std::string_view>{}(path) % kSlots;
+std::size_t SettledPaths::way_of(const Set& set, std::uint64_t hash,
+                                 std::string_view path) noexcept {
+    for (std::size_t i = 0; i < kWays; ++i) {
+        if (set.token[i] != 0 && set.hash[i] == hash && set.path[i] == path) {
+            return i;
+        }
+    }
+    return kWays;
 }
 
 void SettledPaths::remember(std::string_view path, std::uint64_t token) noexcept {
     if (token == 0) {
         return;
     }
-    Slot& s = slots_[slot_of(path)];
+    const std::uint64_t hash = std::hash<std::string_view>{}(path);
+    Set& set = sets_[hash & (kSets - 1)];
     const std::lock_guard<std::mutex> lock(m_);
-    s.token = 0;
-    try {
-        s.path.assign(path); // keeps its capacity: no allocation once the slot held a path
-    } catch (const std::bad_alloc&) {
-        return; // not remembered: the path is walked again
+    std::size_t i = way_of(set, hash, path);
+    if (i == kWays) {
+        i = 0;
+        while (i < kWays && set.token[i] != 0) {
+            ++i;
+        }
+        if (i == kWays) {
+            i = set.oldest;
+            set.oldest = (set.oldest + 1) % kWays;
+        }
+        set.token[i] = 0;
+        try {
+            set.path[i].assign(path); // keeps its capacity: no allocation once a slot held one
+        } catch (const std::bad_alloc&) {
+            return; // not remembered: the path is walked again
+        }
+        set.hash[i] = hash;
     }
-    s.token = token;
+    set.token[i] = token;
 }
 
 std::uint64_t SettledPaths::find(std::string_view path) const noexcept {
-    const Slot& s = slots_[slot_of(path)];
+    const std::uint64_t hash = std::hash<std::string_view>{}(path);
+    const Set& set = sets_[hash & (kSets - 1)];
     const std::lock_guard<std::mutex> lock(m_);
-    return s.token != 0 && s.path == path ? s.token : 0;
+    const std::size_t i = way_of(set, hash, path);
+    return i == kWays ? 0 : set.token[i];
 }
 
 } // namespace guardfs::fusefs

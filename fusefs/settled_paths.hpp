@@ -6,15 +6,20 @@
 // path again. Inode::settled does the same for requests about an inode; requests that name an
 // entry reach no inode, and come here.
 //
-// Direct-mapped on a hash of the path: kSlots slots, a newer path replaces an older one in its
-// slot. Paths are compared whole, never by hash alone (a name is the agent's to choose). One
-// mutex; what it guards is a string compare or assign. kSlots is sized for the trees a program
-// makes and then removes or renames in one go (an untar and its `rm -rf`, 10,000 files created
-// and renamed): of n paths remembered in turn, about (1 - e^(-n/kSlots)) / (n/kSlots) are still
-// found, 91% of 3,200 and 75% of 10,000. The slots take 40 bytes each (640 KiB) and their paths
-// what they hold, about 1.6 MiB more when all hold one of ~90 bytes.
+// Set-associative on a hash of the path: kSets sets of kWays slots; a path goes to one set, and a
+// newer path takes the set's oldest slot (first in, first out). Paths are compared whole, never
+// by hash alone (a name is the agent's to choose); the stored hash only skips most compares.
+// One mutex; what it guards is a few compares or one assign.
+//
+// Sized for the trees a program makes and then removes or renames in one go. fsbench's
+// metadata workload creates 10,000 files, renames each and unlinks each: with a direct-mapped
+// table of the same 16,384 slots 54% of the renames and 75% of the unlinks found their path
+// (each walked the policy again otherwise); with 16 ways 96% and 99.5% do
+// (settled_paths_test.cpp; docs/decisions/014). Slots take 48 bytes each (768 KiB), and their
+// paths what they hold, about 1.6 MiB more when all hold one of ~90 bytes.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -26,7 +31,9 @@ namespace guardfs::fusefs {
 
 class SettledPaths {
 public:
-    static constexpr std::size_t kSlots = 16384;
+    static constexpr std::size_t kWays = 16;
+    static constexpr std::size_t kSets = 1024; // a power of two
+    static constexpr std::size_t kSlots = kWays * kSets;
 
     // Remembers that the gate gave `token` (nonzero) for a target at `path`.
     void remember(std::string_view path, std::uint64_t token) noexcept;
@@ -36,15 +43,18 @@ public:
     [[nodiscard]] std::uint64_t find(std::string_view path) const noexcept;
 
 private:
-    struct Slot {
-        std::uint64_t token = 0;
-        std::string path;
+    struct Set {
+        std::array<std::uint64_t, kWays> hash{};  // of paths[i], while tokens[i] != 0
+        std::array<std::uint64_t, kWays> token{}; // 0: the slot is free
+        std::array<std::string, kWays> path;
+        std::size_t oldest = 0; // the slot a new path takes when none is free
     };
 
-    static std::size_t slot_of(std::string_view path) noexcept;
+    // The slot in `set` holding exactly `path`, or kWays.
+    static std::size_t way_of(const Set& set, std::uint64_t hash, std::string_view path) noexcept;
 
     mutable std::mutex m_;
-    std::vector<Slot> slots_ = std::vector<Slot>(kSlots); // on the heap: Fs may be on a stack
+    std::vector<Set> sets_ = std::vector<Set>(kSets); // on the heap: Fs may be on a stack
 };
 
 } // namespace guardfs::fusefs
