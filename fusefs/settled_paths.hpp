@@ -15,8 +15,9 @@
 // metadata workload creates 10,000 files, renames each and unlinks each: with a direct-mapped
 // table of the same 16,384 slots 54% of the renames and 75% of the unlinks found their path
 // (each walked the policy again otherwise); with 16 ways 96% and 99.5% do
-// (settled_paths_test.cpp; docs/decisions/014). Slots take 48 bytes each (768 KiB), and their
-// paths what they hold, about 1.6 MiB more when all hold one of ~90 bytes.
+// (settled_paths_test.cpp; docs/decisions/014). Slots take 48 bytes each (776 KiB with the
+// sets' counters), and their paths what they hold, about 1.6 MiB more when all hold one of
+// ~90 bytes.
 #pragma once
 
 #include <array>
@@ -44,7 +45,7 @@ public:
 
 private:
     struct Set {
-        std::array<std::uint64_t, kWays> hash{};  // of paths[i], while tokens[i] != 0
+        std::array<std::uint64_t, kWays> hash{};  // of path[i], while token[i] != 0
         std::array<std::uint64_t, kWays> token{}; // 0: the slot is free
         std::array<std::string, kWays> path;
         std::size_t oldest = 0; // the slot a new path takes when none is free
