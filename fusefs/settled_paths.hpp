@@ -35,6 +35,7 @@ public:
     static constexpr std::size_t kWays = 16;
     static constexpr std::size_t kSets = 1024; // a power of two
     static constexpr std::size_t kSlots = kWays * kSets;
+    static_assert((kSets & (kSets - 1)) == 0, "a set is picked by the hash's low bits");
 
     // Remembers that the gate gave `token` (nonzero) for a target at `path`.
     void remember(std::string_view path, std::uint64_t token) noexcept;
