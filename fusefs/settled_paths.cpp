@@ -25,14 +25,10 @@ void SettledPaths::remember(std::string_view path, std::uint64_t token) noexcept
     const std::lock_guard<std::mutex> lock(m_);
     std::size_t i = way_of(set, hash, path);
     if (i == kWays) {
-        i = 0;
-        while (i < kWays && set.token[i] != 0) {
-            ++i;
-        }
-        if (i == kWays) {
-            i = set.oldest;
-            set.oldest = (set.oldest + 1) % kWays;
-        }
+        // Slots are never freed, so taking them in turn fills an empty set from slot 0 and then
+        // gives up the oldest path first.
+        i = set.oldest;
+        set.oldest = (set.oldest + 1) % kWays;
         set.token[i] = 0;
         try {
             set.path[i].assign(path); // keeps its capacity: no allocation once a slot held one

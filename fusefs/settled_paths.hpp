@@ -7,7 +7,7 @@
 // entry reach no inode, and come here.
 //
 // Set-associative on a hash of the path: kSets sets of kWays slots; a path goes to one set, and a
-// newer path takes the set's oldest slot (first in, first out). Paths are compared whole, never
+// newer path takes the set's slots in turn (first in, first out). Paths are compared whole, never
 // by hash alone (a name is the agent's to choose); the stored hash only skips most compares.
 // One mutex; what it guards is a few compares or one assign.
 //
@@ -49,7 +49,7 @@ private:
         std::array<std::uint64_t, kWays> hash{};  // of path[i], while token[i] != 0
         std::array<std::uint64_t, kWays> token{}; // 0: the slot is free
         std::array<std::string, kWays> path;
-        std::size_t oldest = 0; // the slot a new path takes when none is free
+        std::size_t oldest = 0; // the slot a new path takes: unused yet, or the oldest path
     };
 
     // The slot in `set` holding exactly `path`, or kWays.
