@@ -19,7 +19,7 @@ python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import fsbench; print(f
   "$here" > "$B/create.py"
 ws="$B/ws"
 pid=""
-trap 'if mountpoint -q "$ws"; then fusermount3 -u "$ws"; fi; [ -z "$pid" ] || wait "$pid"; rm -rf "$B"' EXIT
+trap 'if mountpoint -q "$ws"; then fusermount3 -u "$ws"; fi; [ -z "$pid" ] || wait "$pid" || true; rm -rf "$B"' EXIT
 echo "fuse.enable_uring $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null || echo absent)"
 hz=$(getconf CLK_TCK)
 modes=(free)
@@ -30,7 +30,11 @@ for trial in $(seq "$TRIALS"); do
     "$G" mount -f --policy "$repo/examples/policies/empty.yaml" "$ws" 2>"$B/log" &
     pid=$!
     for _ in $(seq 600); do mountpoint -q "$ws" && break; sleep 0.05; done
-    mountpoint -q "$ws" || { echo "cpu-modes: guardfs did not mount $ws in 30 s" >&2; exit 1; }
+    if ! mountpoint -q "$ws"; then
+      echo "cpu-modes: guardfs did not mount $ws in 30 s" >&2
+      kill "$pid" 2>/dev/null || true
+      exit 1
+    fi
     mkdir "$ws/meta"
     pin=()
     [ "$m" = free ] || pin=(taskset -c "${m#cpu}")
