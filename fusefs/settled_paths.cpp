@@ -25,8 +25,8 @@ void SettledPaths::remember(std::string_view path, std::uint64_t token) noexcept
     const std::lock_guard<std::mutex> lock(m_);
     std::size_t i = way_of(set, hash, path);
     if (i == kWays) {
-        // Slots are never freed, so taking them in turn fills an empty set from slot 0 and then
-        // gives up the oldest path first.
+        // A slot is emptied only when a path cannot be copied into it (below), so taking the
+        // slots in turn fills an empty set from slot 0 and then gives up the oldest path first.
         i = set.oldest;
         set.oldest = (set.oldest + 1) % kWays;
         set.token[i] = 0;
