@@ -208,6 +208,121 @@ private:
     std::vector<std::pair<std::uint64_t, std::uint64_t>> last_;
 };
 
+// ---- a ring in the daemon's own memory ---------------------------------------------------------
+//
+// liburing maps a ring's memory from the ring's file, and such a mapping holds the ring open
+// while the daemon's address space lives: after SIGKILL, for as long as any thread of the daemon
+// waits in the kernel. The ring holds /dev/fuse registered, so the connection would not be
+// aborted, and a kick (Rings::kick) that waits for the daemon's answer would wait for ever. With
+// IORING_SETUP_NO_MMAP (Linux 6.5; FUSE over io_uring needs 6.14) the kernel uses memory the
+// daemon gives it, and the ring is closed with its descriptor. liburing 2.3 (Debian 12) cannot
+// set such a ring up (io_uring_queue_init_mem came with 2.5): it is set up here and described in
+// liburing's struct as io_uring_queue_mmap does for a mapped one.
+
+constexpr unsigned kSetupNoMmap = 1U << 14; // IORING_SETUP_NO_MMAP, newer than liburing 2.3
+
+// A page for the kernel, followed by one it cannot use: should the kernel ever want more, the
+// setup fails instead of pinning memory that is not the ring's.
+struct RingPage {
+    void* at = nullptr;
+
+    static std::size_t page_size() noexcept { return static_cast<std::size_t>(::getpagesize()); }
+
+    bool map() noexcept {
+        void* p = ::mmap(nullptr, 2 * page_size(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            return false;
+        }
+        at = p;
+        return ::mprotect(at, page_size(), PROT_READ | PROT_WRITE) == 0;
+    }
+
+    void unmap() noexcept {
+        if (at != nullptr) {
+            ::munmap(at, 2 * page_size());
+            at = nullptr;
+        }
+    }
+};
+
+struct OwnRing {
+    io_uring ring{};
+    RingPage rings; // the SQ and CQ rings
+    RingPage sqes;
+    bool open = false;
+
+    OwnRing() = default;
+    OwnRing(const OwnRing&) = delete;
+    OwnRing& operator=(const OwnRing&) = delete;
+
+    ~OwnRing() {
+        if (open) {
+            ::close(ring.ring_fd); // the kernel unpins the pages when it frees the ring
+        }
+        rings.unmap();
+        sqes.unmap();
+    }
+
+    // A ring of `entries` 128-byte SQEs (IORING_SETUP_SQE128): 0, or -errno.
+    int init(unsigned entries) noexcept {
+        if (!rings.map() || !sqes.map()) {
+            return -ENOMEM;
+        }
+        io_uring_params p{};
+        p.flags = IORING_SETUP_SQE128 | kSetupNoMmap;
+        p.cq_off.resv2 = reinterpret_cast<std::uintptr_t>(rings.at); // cq_off.user_addr
+        p.sq_off.resv2 = reinterpret_cast<std::uintptr_t>(sqes.at);  // sq_off.user_addr
+        const int fd = static_cast<int>(::syscall(__NR_io_uring_setup, entries, &p));
+        if (fd < 0) {
+            return -errno;
+        }
+        ring.ring_fd = fd;
+        open = true;
+        const std::size_t page = RingPage::page_size();
+        if (p.sq_entries * 2 * sizeof(io_uring_sqe) > page ||
+            p.sq_off.array + p.sq_entries * sizeof(unsigned) > page ||
+            p.cq_off.cqes + p.cq_entries * sizeof(io_uring_cqe) > page) {
+            return -EOVERFLOW; // cannot be: the kernel would have failed to pin the guard page
+        }
+        char* const base = static_cast<char*>(rings.at);
+        const auto at = [base](std::uint32_t off) {
+            return reinterpret_cast<unsigned*>(base + off);
+        };
+        io_uring_sq& sq = ring.sq;
+        sq.khead = at(p.sq_off.head);
+        sq.ktail = at(p.sq_off.tail);
+        sq.kring_mask = at(p.sq_off.ring_mask);
+        sq.kring_entries = at(p.sq_off.ring_entries);
+        sq.kflags = at(p.sq_off.flags);
+        sq.kdropped = at(p.sq_off.dropped);
+        sq.array = at(p.sq_off.array);
+        sq.sqes = static_cast<io_uring_sqe*>(sqes.at);
+        sq.ring_sz = page;
+        sq.ring_ptr = base;
+        sq.ring_mask = *sq.kring_mask;
+        sq.ring_entries = *sq.kring_entries;
+        io_uring_cq& cq = ring.cq;
+        cq.khead = at(p.cq_off.head);
+        cq.ktail = at(p.cq_off.tail);
+        cq.kring_mask = at(p.cq_off.ring_mask);
+        cq.kring_entries = at(p.cq_off.ring_entries);
+        cq.kflags = p.cq_off.flags != 0 ? at(p.cq_off.flags) : nullptr;
+        cq.koverflow = at(p.cq_off.overflow);
+        cq.cqes = reinterpret_cast<io_uring_cqe*>(base + p.cq_off.cqes);
+        cq.ring_sz = page;
+        cq.ring_ptr = base;
+        cq.ring_mask = *cq.kring_mask;
+        cq.ring_entries = *cq.kring_entries;
+        for (unsigned i = 0; i < sq.ring_entries; ++i) {
+            sq.array[i] = i; // each SQ slot is its SQE, as liburing 2.3 sets a ring up
+        }
+        ring.flags = p.flags;
+        ring.enter_ring_fd = fd;
+        ring.features = p.features;
+        return 0;
+    }
+};
+
 // Binds the calling thread to `cpu`, if the process may run there (`allowed`).
 void pin_to(unsigned cpu, const cpu_set_t& allowed) noexcept {
     if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) {
@@ -232,8 +347,8 @@ struct Entry {
     Rings* owner = nullptr;
     std::shared_ptr<Queue> queue;
     bool kick_when_registered = false; // added because the queue ran out of entries
-    io_uring ring{};
-    bool ring_open = false;
+    OwnRing own;
+    io_uring& ring = own.ring;
     ReqHeader* header = nullptr; // mapped, a page
     char* area = nullptr;        // mapped: kLead bytes, then the payload
     std::array<iovec, 2> iov{};
@@ -252,9 +367,6 @@ struct Entry {
     Entry& operator=(const Entry&) = delete;
 
     ~Entry() {
-        if (ring_open) {
-            ::io_uring_queue_exit(&ring);
-        }
         if (header != nullptr) {
             ::munmap(header, sizeof *header);
         }
@@ -360,13 +472,11 @@ private:
         e->owner = this;
         e->queue = q;
         e->kick_when_registered = kick;
-        io_uring_params params{};
-        params.flags = IORING_SETUP_SQE128; // the command area holds the fuse_uring_cmd_req
-        if (const int rc = ::io_uring_queue_init_params(2, &e->ring, &params); rc != 0) {
+        // 128-byte SQEs: the command area holds the fuse_uring_cmd_req.
+        if (const int rc = e->own.init(2); rc != 0) {
             why = std::string("io_uring_setup: ") + strerrordesc_np(-rc);
             return false;
         }
-        e->ring_open = true;
         if (const int rc = ::io_uring_register_files(&e->ring, &dev_fd_, 1); rc != 0) {
             why = std::string("io_uring_register_files: ") + strerrordesc_np(-rc);
             return false;
@@ -407,10 +517,21 @@ private:
     // CPU: a request the daemon answers at once, after which its entry takes the next waiting
     // request. From a thread of its own, which may wait behind them; one per entry added, so at
     // most max_entries_.
+    //
+    // The kernel waits for the answer to a request the daemon has taken without letting even
+    // SIGKILL end the wait. A kick sharing the daemon's descriptor table would then hold
+    // /dev/fuse and the rings open after every other thread died: the connection never aborted,
+    // the daemon a zombie and every caller of the mount hung. So a kick first takes a table of
+    // its own, empty (it needs no descriptor), and the rings' memory is not mapped from their
+    // files (OwnRing): when the daemon dies they are closed, the kernel aborts the connection
+    // and the kick returns. Should close_range fail (ENOMEM), it kicks all the same: a queue
+    // left waiting hangs callers for certain, the other only if SIGKILL lands within a
+    // request's round trip.
     void kick(const std::shared_ptr<Queue>& q) noexcept {
         try {
             std::thread t = with_signals_blocked([&] {
                 return std::thread([q, path = mountpoint_, allowed = allowed_] {
+                    (void)::close_range(0, ~0U, CLOSE_RANGE_UNSHARE);
                     pin_to(q->qid, allowed);
                     struct statfs st {};
 

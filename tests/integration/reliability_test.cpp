@@ -44,6 +44,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -224,6 +225,34 @@ void kill_approvers(pid_t daemon) {
         ::kill(p, SIGKILL);
     }
 }
+
+// Binds the calling thread to one CPU while it lives (when the process may run there), and puts
+// its former affinity back. With FUSE over io_uring a request goes to the queue of the CPU its
+// caller runs on: threads bound to one CPU all use one queue.
+class PinnedTo {
+public:
+    explicit PinnedTo(unsigned cpu) {
+        ::pthread_getaffinity_np(::pthread_self(), sizeof old_, &old_);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pinned_ = CPU_ISSET(cpu, &old_) &&
+                  ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one) == 0;
+    }
+
+    PinnedTo(const PinnedTo&) = delete;
+    PinnedTo& operator=(const PinnedTo&) = delete;
+
+    ~PinnedTo() {
+        if (pinned_) {
+            ::pthread_setaffinity_np(::pthread_self(), sizeof old_, &old_);
+        }
+    }
+
+private:
+    cpu_set_t old_{};
+    bool pinned_ = false;
+};
 
 // ---- the daemon killed mid-write ------------------------------------------------------------
 
@@ -581,6 +610,199 @@ TEST_CASE("a daemon killed mid-write gives the writer an error and leaves a cons
     }
     CHECK(bad_offset == std::string::npos);
     CHECK(read_file(g.ws("after.txt")) == "after\n");
+}
+
+namespace {
+
+// The number of the system call each thread of `pid` is in (SYS_statfs, ...); -1 for a thread
+// running in user space (or a zombie).
+std::vector<long> thread_syscalls(pid_t pid) {
+    std::vector<long> calls;
+    std::error_code ec;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        std::istringstream in(read_file(task.path().string() + "/syscall"));
+        long nr = -1;
+        calls.push_back(in >> nr ? nr : -1);
+    }
+    return calls;
+}
+
+// True when every thread of `pid` is stopped (state T): it reads no request any more.
+bool all_threads_stopped(pid_t pid) {
+    std::error_code ec;
+    int threads = 0;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        const std::string stat = read_file(task.path().string() + "/stat");
+        const auto paren = stat.rfind(')');
+        if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T') {
+            return false;
+        }
+        ++threads;
+    }
+    return threads > 0;
+}
+
+// Aborts the FUSE connection of the mount at `path` through fusectl (mounted for the call when
+// it is not), as an administrator frees a hung mount: every request waiting on it ends.
+bool abort_fuse_connection(const std::string& path) {
+    std::string dev; // mountinfo: "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ..."; the last is on top
+    std::ifstream in("/proc/self/mountinfo");
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream fields(line);
+        std::string id;
+        std::string parent;
+        std::string major_minor;
+        std::string root;
+        std::string point;
+        fields >> id >> parent >> major_minor >> root >> point;
+        if (point == path) {
+            dev = major_minor;
+        }
+    }
+    const auto colon = dev.find(':');
+    if (colon == std::string::npos) {
+        return false;
+    }
+    // The connection is named by the kernel's device number: MAJOR << 20 | MINOR.
+    const std::string conn =
+        "/sys/fs/fuse/connections/" + std::to_string((std::stoul(dev.substr(0, colon)) << 20U) |
+                                                     std::stoul(dev.substr(colon + 1)));
+    bool mounted_here = false;
+    if (!fs::exists(conn)) {
+        mounted_here = ::mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0, nullptr) == 0;
+    }
+    bool done = false;
+    {
+        std::ofstream out(conn + "/abort");
+        out << "1";
+        out.flush();
+        done = out.good();
+    }
+    if (mounted_here) {
+        ::umount2("/sys/fs/fuse/connections", MNT_DETACH);
+    }
+    return done;
+}
+
+} // namespace
+
+TEST_CASE("a daemon killed while its own kick waits for an answer exits, and its callers get an "
+          "error, not a hang",
+          "[integration][reliability][fault][ring]") {
+    // With FUSE over io_uring the daemon kicks a queue with a statfs(2) of its own mount (decision
+    // 012). The kernel waits for the answer to a request the daemon has taken without letting
+    // even SIGKILL end the wait; a kick sharing the daemon's descriptors (or its mappings of the
+    // rings) would keep /dev/fuse and the rings open, so the connection would never be aborted: a
+    // zombie daemon, and every caller of the mount hung. Made certain here: the daemon's backing
+    // directory lies in a filesystem the test stops (a guardfs on /dev/fuse, its daemon stopped),
+    // so the entry that takes a kick's STATFS waits there, while the kick waits for it.
+    require(::geteuid() == 0, "stopping a daemon and aborting a FUSE connection need root");
+    require_fuse();
+    if (!enable_fuse_ring()) {
+        WARN("this kernel offers no FUSE over io_uring; the daemon makes no kicks here");
+        return;
+    }
+    MountSpec lower_spec;
+    lower_spec.transport = Transport::DevFuse;
+    lower_spec.policy_yaml = "deny: [\".env\"]\n";
+    lower_spec.setup = [](const std::string& ws) {
+        fs::create_directory(ws + "/inner");
+    };
+    MountedGuard lower(lower_spec);
+    const std::string inner = lower.ws("inner");
+    const std::string upper_log = lower.root() + "/upper.log";
+
+    // Undone in reverse order on every way out: the upper daemon ended (its connection aborted
+    // if it will not die) and its mount detached; the lower daemon resumed; the probe joined.
+    std::optional<std::jthread> probe;
+
+    struct Resume {
+        pid_t pid;
+
+        ~Resume() { ::kill(pid, SIGCONT); }
+    } resume{lower.daemon_pid()};
+
+    struct Upper {
+        pid_t pid = -1;
+        std::string mountpoint;
+
+        Upper() = default;
+        Upper(const Upper&) = delete;
+        Upper& operator=(const Upper&) = delete;
+
+        ~Upper() { end(); }
+
+        void end() {
+            if (pid > 0) {
+                ::kill(pid, SIGKILL);
+                if (!wait_for_exit(pid, 2s)) {
+                    abort_fuse_connection(mountpoint);
+                    wait_for_exit(pid, 10s);
+                }
+                pid = -1;
+            }
+            if (is_mount_point(mountpoint)) {
+                ::umount2(mountpoint.c_str(), MNT_DETACH);
+            }
+        }
+    } upper;
+
+    upper.mountpoint = inner;
+    upper.pid =
+        spawn({GUARDFS_BIN, "mount", "-f", "--policy", lower.root() + "/policy.yaml", inner},
+              upper_log, upper_log);
+    if (!eventually([&] { return top_fstype(inner) == "fuse.guardfs"; }, 20s)) {
+        FAIL("the upper guardfs did not mount: " << read_file(upper_log));
+    }
+    REQUIRE(write_text(inner + "/before.txt", "served\n") == 0);
+    if (!eventually(
+            [&] { return read_file(upper_log).find("FUSE over io_uring on") != std::string::npos; },
+            5s)) {
+        FAIL("the upper guardfs does not serve over io_uring: " << read_file(upper_log));
+    }
+
+    // From now on every request the upper daemon makes of its backing directory waits.
+    REQUIRE(::kill(lower.daemon_pid(), SIGSTOP) == 0);
+    REQUIRE(eventually([&] { return all_threads_stopped(lower.daemon_pid()); }, 5s));
+
+    // A lookup the upper daemon cannot finish holds its queue's entry; the watchdog adds one and
+    // kicks, the kick's STATFS is taken and its fstatfs(2) waits in the lower filesystem.
+    std::atomic<int> probe_err{-1};
+    probe.emplace([&] {
+        PinnedTo pinned(0U);
+        struct stat st {};
+
+        probe_err = errno_of(::stat((inner + "/probe").c_str(), &st));
+    });
+    const auto in_call = [&](long nr) {
+        const auto calls = thread_syscalls(upper.pid);
+        return std::count(calls.begin(), calls.end(), nr);
+    };
+    REQUIRE(eventually([&] { return in_call(SYS_statfs) > 0 && in_call(SYS_fstatfs) > 0; }, 10s));
+
+    REQUIRE(::kill(upper.pid, SIGKILL) == 0);
+    int status = 0;
+    if (!wait_for_exit(upper.pid, 10s, &status)) {
+        // Freed as an administrator would free it, so that the probe returns and the cleanup
+        // runs; the test fails all the same.
+        std::string calls;
+        for (const long nr : thread_syscalls(upper.pid)) {
+            calls += " " + std::to_string(nr);
+        }
+        upper.end();
+        FAIL("the killed daemon was not reaped within 10 s (system calls of its threads:"
+             << calls << "): its connection had to be aborted through fusectl");
+    }
+    upper.pid = -1;
+    CHECK(WIFSIGNALED(status));
+    // The caller whose lookup the daemon had taken gets an error, not a hang.
+    CHECK(eventually([&] { return probe_err.load() != -1; }, 5s));
+    CHECK(probe_err.load() != 0);
+
+    // And the mount is left stale, as after any daemon's death (the next mount recovers it).
+    struct stat st {};
+
+    CHECK(errno_of(::stat(inner.c_str(), &st)) == ENOTCONN);
 }
 
 TEST_CASE("ENOSPC from the underlying filesystem reaches the writer as ENOSPC",
@@ -1101,34 +1323,6 @@ namespace {
 
 // While something holds workers of the daemon: 100 files written and read back elsewhere in the
 // mount, all correct, within 5 s.
-// Binds the calling thread to one CPU while it lives (when the process may run there), and puts
-// its former affinity back. With FUSE over io_uring a request goes to the queue of the CPU its
-// caller runs on: threads bound to one CPU all use one queue.
-class PinnedTo {
-public:
-    explicit PinnedTo(unsigned cpu) {
-        ::pthread_getaffinity_np(::pthread_self(), sizeof old_, &old_);
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        pinned_ = CPU_ISSET(cpu, &old_) &&
-                  ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one) == 0;
-    }
-
-    PinnedTo(const PinnedTo&) = delete;
-    PinnedTo& operator=(const PinnedTo&) = delete;
-
-    ~PinnedTo() {
-        if (pinned_) {
-            ::pthread_setaffinity_np(::pthread_self(), sizeof old_, &old_);
-        }
-    }
-
-private:
-    cpu_set_t old_{};
-    bool pinned_ = false;
-};
-
 void check_other_requests_flow(const MountedGuard& g, const std::string& prefix) {
     const auto start = Clock::now();
     int failures = 0;
