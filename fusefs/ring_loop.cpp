@@ -246,8 +246,8 @@ struct RingPage {
 };
 
 struct OwnRing {
-    io_uring ring{};
-    RingPage rings; // the SQ and CQ rings
+    io_uring ring{}; // never io_uring_queue_exit: it would unmap and close what ~OwnRing does
+    RingPage rings;  // the SQ and CQ rings
     RingPage sqes;
     bool open = false;
 
@@ -522,7 +522,8 @@ private:
     // SIGKILL end the wait. A kick sharing the daemon's descriptor table would then hold
     // /dev/fuse and the rings open after every other thread died: the connection never aborted,
     // the daemon a zombie and every caller of the mount hung. So a kick first takes a table of
-    // its own, empty (it needs no descriptor), and the rings' memory is not mapped from their
+    // its own holding only 0-2 (for a sanitizer's report; fuse_session_mount keeps /dev/fuse, and
+    // with it every ring, above them), and the rings' memory is not mapped from their
     // files (OwnRing): when the daemon dies they are closed, the kernel aborts the connection
     // and the kick returns. Should close_range fail (ENOMEM), it kicks all the same: a queue
     // left waiting hangs callers for certain, the other only if SIGKILL lands within a
@@ -531,7 +532,7 @@ private:
         try {
             std::thread t = with_signals_blocked([&] {
                 return std::thread([q, path = mountpoint_, allowed = allowed_] {
-                    (void)::close_range(0, ~0U, CLOSE_RANGE_UNSHARE);
+                    (void)::close_range(3, ~0U, CLOSE_RANGE_UNSHARE);
                     pin_to(q->qid, allowed);
                     struct statfs st {};
 

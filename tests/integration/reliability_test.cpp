@@ -645,20 +645,7 @@ bool all_threads_stopped(pid_t pid) {
 // Aborts the FUSE connection of the mount at `path` through fusectl (mounted for the call when
 // it is not), as an administrator frees a hung mount: every request waiting on it ends.
 bool abort_fuse_connection(const std::string& path) {
-    std::string dev; // mountinfo: "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ..."; the last is on top
-    std::ifstream in("/proc/self/mountinfo");
-    for (std::string line; std::getline(in, line);) {
-        std::istringstream fields(line);
-        std::string id;
-        std::string parent;
-        std::string major_minor;
-        std::string root;
-        std::string point;
-        fields >> id >> parent >> major_minor >> root >> point;
-        if (point == path) {
-            dev = major_minor;
-        }
-    }
+    const std::string dev = top_device(path);
     const auto colon = dev.find(':');
     if (colon == std::string::npos) {
         return false;
@@ -714,6 +701,7 @@ TEST_CASE("a daemon killed while its own kick waits for an answer exits, and its
 
     // Undone in reverse order on every way out: the upper daemon ended (its connection aborted
     // if it will not die) and its mount detached; the lower daemon resumed; the probe joined.
+    std::atomic<int> probe_err{-1}; // outlives the probe, which may return only at the cleanup
     std::optional<std::jthread> probe;
 
     struct Resume {
@@ -767,7 +755,6 @@ TEST_CASE("a daemon killed while its own kick waits for an answer exits, and its
 
     // A lookup the upper daemon cannot finish holds its queue's entry; the watchdog adds one and
     // kicks, the kick's STATFS is taken and its fstatfs(2) waits in the lower filesystem.
-    std::atomic<int> probe_err{-1};
     probe.emplace([&] {
         PinnedTo pinned(0U);
         struct stat st {};

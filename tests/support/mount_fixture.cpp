@@ -97,6 +97,21 @@ std::string top_fstype(const std::string& path) {
     return found;
 }
 
+std::string top_device(const std::string& path) {
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    std::string found;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root, mnt;
+        f >> id >> parent >> dev >> root >> mnt;
+        if (unescape(mnt) == path) {
+            found = dev; // a later line is a mount on top of an earlier one
+        }
+    }
+    return found;
+}
+
 void require_fuse() {
     const bool ci = std::getenv("CI") != nullptr;
     const bool can = ::access("/dev/fuse", R_OK | W_OK) == 0;

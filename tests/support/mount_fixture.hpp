@@ -90,6 +90,9 @@ bool is_mount_point(const std::string& path);
 // The filesystem type of the topmost mount exactly at `path` ("fuse.guardfs"), "" for none.
 std::string top_fstype(const std::string& path);
 
+// The device of the topmost mount exactly at `path` ("0:52", as mountinfo gives it), "" for none.
+std::string top_device(const std::string& path);
+
 // A file's bytes and mode, to show a denied operation changed nothing.
 struct FileState {
     bool exists = false;
