@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -66,50 +67,49 @@ bool enable_fuse_ring() {
     return read_file(kParam).rfind('Y', 0) == 0;
 }
 
-bool is_mount_point(const std::string& path) {
+namespace {
+
+// The topmost mount exactly at `path` in /proc/self/mountinfo (a later line is a mount on top of
+// an earlier one): its device ("0:52") and filesystem type; nullopt for none.
+struct MountLine {
+    std::string dev;
+    std::string fstype;
+};
+
+std::optional<MountLine> top_mount(const std::string& path) {
     std::ifstream in("/proc/self/mountinfo");
     std::string line;
+    std::optional<MountLine> found;
     while (std::getline(in, line)) {
         std::istringstream f(line);
         std::string id, parent, dev, root, mnt;
         f >> id >> parent >> dev >> root >> mnt;
-        if (unescape(mnt) == path) {
-            return true;
+        if (unescape(mnt) != path) {
+            continue;
+        }
+        found = MountLine{dev, ""};
+        if (const auto dash = line.find(" - "); dash != std::string::npos) {
+            std::istringstream rest(line.substr(dash + 3));
+            rest >> found->fstype;
         }
     }
-    return false;
+    return found;
+}
+
+} // namespace
+
+bool is_mount_point(const std::string& path) {
+    return top_mount(path).has_value();
 }
 
 std::string top_fstype(const std::string& path) {
-    std::ifstream in("/proc/self/mountinfo");
-    std::string line;
-    std::string found;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string id, parent, dev, root, mnt;
-        f >> id >> parent >> dev >> root >> mnt;
-        const auto dash = line.find(" - ");
-        if (unescape(mnt) == path && dash != std::string::npos) {
-            std::istringstream rest(line.substr(dash + 3));
-            rest >> found; // a later line is a mount on top of an earlier one
-        }
-    }
-    return found;
+    const auto m = top_mount(path);
+    return m ? m->fstype : "";
 }
 
 std::string top_device(const std::string& path) {
-    std::ifstream in("/proc/self/mountinfo");
-    std::string line;
-    std::string found;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string id, parent, dev, root, mnt;
-        f >> id >> parent >> dev >> root >> mnt;
-        if (unescape(mnt) == path) {
-            found = dev; // a later line is a mount on top of an earlier one
-        }
-    }
-    return found;
+    const auto m = top_mount(path);
+    return m ? m->dev : "";
 }
 
 void require_fuse() {
