@@ -106,7 +106,12 @@ bool released(pid_t daemon, const std::string& path) {
                                e.path().filename().string());
             std::string key;
             std::string flags;
-            while (info >> key >> flags && key != "flags:") {
+            bool read = false;
+            while (!read && info >> key >> flags) {
+                read = key == "flags:";
+            }
+            if (!read) {
+                continue; // closed after it was listed: not open; the next pass looks again
             }
             open = open || (std::stoul(flags, nullptr, 8) & O_PATH) == 0;
         }
