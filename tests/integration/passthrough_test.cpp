@@ -106,11 +106,11 @@ bool released(pid_t daemon, const std::string& path) {
                                e.path().filename().string());
             std::string key;
             std::string flags;
-            bool read = false;
-            while (!read && info >> key >> flags) {
-                read = key == "flags:";
+            bool got_flags = false;
+            while (!got_flags && info >> key >> flags) {
+                got_flags = key == "flags:";
             }
-            if (!read) {
+            if (!got_flags) {
                 continue; // closed after it was listed: not open; the next pass looks again
             }
             open = open || (std::stoul(flags, nullptr, 8) & O_PATH) == 0;
