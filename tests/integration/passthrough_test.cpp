@@ -94,16 +94,15 @@ void pwrite_all(int fd, const std::string& s, off_t at) {
 // that, at most 5 s.
 bool released(pid_t daemon, const std::string& path) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    const std::string dir = "/proc/" + std::to_string(daemon) + "/fd";
+    const std::string proc = "/proc/" + std::to_string(daemon);
     for (;;) {
         bool open = false;
-        for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        for (const auto& e : std::filesystem::directory_iterator(proc + "/fd")) {
             std::error_code ec;
             if (std::filesystem::read_symlink(e.path(), ec) != path || ec) {
                 continue;
             }
-            std::ifstream info("/proc/" + std::to_string(daemon) + "/fdinfo/" +
-                               e.path().filename().string());
+            std::ifstream info(proc + "/fdinfo/" + e.path().filename().string());
             std::string key;
             std::string flags;
             bool got_flags = false;
@@ -111,7 +110,7 @@ bool released(pid_t daemon, const std::string& path) {
                 got_flags = key == "flags:";
             }
             if (!got_flags) {
-                continue; // closed after it was listed: not open; the next pass looks again
+                continue; // closed after it was listed, so not open
             }
             open = open || (std::stoul(flags, nullptr, 8) & O_PATH) == 0;
         }
