@@ -79,12 +79,19 @@ constexpr std::size_t kPayloadCapacity = std::size_t{1} << 20;
 constexpr std::size_t kLead = 4096;
 static_assert(kLead >= sizeof(fuse_in_header) + kOpInSize);
 
-// A watchdog's look, and how many quiet looks make it sleep until the next request.
+// The watchdog's looks (Rings::watch): every kTick while some queue's entries are all busy,
+// every kLoadTick at the CPUs' load, and asleep after kQuiet without a request.
 constexpr std::chrono::milliseconds kTick{10};
-constexpr unsigned kIdleTicks = 100;
+constexpr std::chrono::milliseconds kLoadTick{50};
+constexpr std::chrono::milliseconds kQuiet{1000};
 
-// Looks between two looks at the CPUs' load (Rings::watch_load).
-constexpr unsigned kLoadTicks = 5;
+// Nanoseconds on CLOCK_MONOTONIC_COARSE: a few nanoseconds to read (vDSO), to the kernel's tick,
+// enough to say whether a look at the load is due.
+std::int64_t coarse_now_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
 
 // The number of queues the kernel makes: one per possible CPU (num_possible_cpus()), counted
 // from /sys/devices/system/cpu/possible ("0-3", "0,2-3").
@@ -376,6 +383,9 @@ struct Entry {
     }
 };
 
+// The entry whose thread this is (a ring thread's), for note_ring_thread_may_wait.
+thread_local Entry* t_entry = nullptr;
+
 } // namespace
 
 class Rings {
@@ -421,6 +431,13 @@ public:
             rings->started_ = true;
         }
         rings->start_cv_.notify_all();
+    }
+
+    // The calling ring thread's request may wait long: the watchdog watches its queue.
+    void may_wait() noexcept {
+        if (watch_idle_.load()) {
+            wake_watchdog();
+        }
     }
 
     void stop() noexcept {
@@ -676,6 +693,7 @@ private:
     void run(Entry& e) {
         Queue& q = *e.queue;
         e.tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+        t_entry = &e;
         pin_to(q.qid, allowed_);
         {
             std::unique_lock<std::mutex> lock(m_);
@@ -713,7 +731,7 @@ private:
             }
             note_ring_on();
             q.busy.fetch_add(1);
-            if (watch_idle_.load(std::memory_order_relaxed)) {
+            if (watch_idle_.load() && look_due()) {
                 wake_watchdog();
             }
             serve(e);
@@ -741,6 +759,11 @@ private:
         }
     }
 
+    // Whether the watchdog, asleep, should take a look now (see watch).
+    bool look_due() const noexcept {
+        return coarse_now_ns() >= next_look_ns_.load(std::memory_order_relaxed);
+    }
+
     void wake_watchdog() {
         {
             std::lock_guard<std::mutex> lock(m_);
@@ -749,18 +772,28 @@ private:
         watch_cv_.notify_one();
     }
 
-    // Every kLoadTicks: ring threads wait under SCHED_IDLE only while some CPU was idle half the
+    // Every kLoadTick: ring threads wait under SCHED_IDLE only while some CPU was idle half the
     // time or more. That is when the reply would move the program to it (the reason for the
     // idle wait); on CPUs that are all busy, a SCHED_IDLE thread waits for every other program
     // before it may serve a request (a cold 512 MiB read through the mount took over 30 s
     // beside four busy loops, 1.9 s on /dev/fuse). Threads waiting under SCHED_IDLE when the
-    // CPUs become busy are put back under SCHED_OTHER at once. Called with m_ held.
+    // CPUs become busy are put back under SCHED_OTHER at once. A look after more than two
+    // kLoadTicks without one (the watchdog slept) only starts a fresh count. Called with m_ held.
     void watch_load() {
-        if (!may_wait_idle_.load() || ++load_ticks_ < kLoadTicks) {
+        if (!may_wait_idle_.load()) {
             return;
         }
-        load_ticks_ = 0;
+        const std::int64_t now = coarse_now_ns();
+        const std::int64_t due = next_load_look_ns_;
+        if (now < due) {
+            return;
+        }
+        next_load_look_ns_ = now + std::chrono::nanoseconds(kLoadTick).count();
+        const bool stale = now - due > std::chrono::nanoseconds(kLoadTick).count();
         const bool idle_cpu = cpu_idle_.some_cpu_idle();
+        if (stale) {
+            return;
+        }
         idle_while_waiting_.store(idle_cpu);
         if (!idle_cpu) {
             for (const auto& e : entries_) {
@@ -771,33 +804,47 @@ private:
         }
     }
 
+    // Whether every entry of some queue is busy: a request that comes may wait in the kernel.
+    bool some_queue_full() const noexcept {
+        return std::any_of(queues_.begin(), queues_.end(), [](const auto& q) {
+            const unsigned busy = q->busy.load();
+            return busy > 0 && busy >= q->entries.load();
+        });
+    }
+
     // Whether some queue asked for an entry now (Queue::grow).
     bool growth_asked() const noexcept {
         return std::any_of(queues_.begin(), queues_.end(),
                            [](const auto& q) { return q->grow.load(); });
     }
 
-    // Every kTick while requests flow, a queue whose entries were all busy at the last look and
-    // still are, none having finished a request since (they wait: questions, a lock, a slow
-    // disk), gets one more entry (up to max_entries_ in all), which kicks the queue once
-    // registered. So a request left waiting in the kernel behind them is taken within a tick or
-    // two. Only then can a request be left waiting: an entry that commits takes the next request
-    // waiting in its queue, so while some entry is free none waits. After kIdleTicks quiet
-    // looks the watchdog sleeps until the next request.
+    // A queue whose entries were all busy at the last look and still are, none having finished
+    // a request since (they wait: questions, a lock, a slow disk), gets one more entry (up to
+    // max_entries_ in all), which kicks the queue once registered. So a request left waiting
+    // in the kernel behind them is taken soon. Only then can a request be left waiting: an
+    // entry that commits takes the next waiting request in its queue, so while some entry is
+    // free none waits. The watchdog looks every kTick while some queue's entries are all busy;
+    // every kLoadTick while ring threads wait under SCHED_IDLE (whose load it must watch,
+    // watch_load), until kQuiet passes without a request; and sleeps otherwise. Asleep, it is
+    // woken by a ring thread whose request may wait (an ask: note_ring_thread_may_wait; the
+    // disk: Queue::grow) or that takes a request a kLoadTick or more after the last look. It
+    // used to look every kTick while requests flowed: on the build, where the CPUs are busy,
+    // those wake-ups were about a sixth of the daemon's CPU time.
     void watch() {
         std::unique_lock<std::mutex> lock(m_);
-        unsigned quiet = 0;
+        auto last_request = std::chrono::steady_clock::now();
+        bool full = false; // some queue's entries were all busy at the last look
         while (!exiting_.load()) {
             if (watch_idle_.load()) {
                 watch_cv_.wait(lock, [&] { return !watch_idle_.load() || exiting_.load(); });
                 for (const auto& q : queues_) {
                     q->seen_done = q->done.load();
                 }
-                (void)cpu_idle_.some_cpu_idle(); // a fresh start for the next look at the load
-                load_ticks_ = 0;
-                continue;
+                last_request = std::chrono::steady_clock::now();
+            } else {
+                watch_cv_.wait_for(lock, full ? kTick : kLoadTick,
+                                   [&] { return exiting_.load() || growth_asked(); });
             }
-            watch_cv_.wait_for(lock, kTick, [&] { return exiting_.load() || growth_asked(); });
             if (exiting_.load()) {
                 break;
             }
@@ -812,7 +859,7 @@ private:
             for (const auto& q : queues_) {
                 const std::uint64_t done = q->done.load();
                 const unsigned busy = q->busy.load();
-                if (busy > 0 && busy >= q->entries.load() && done == q->seen_done &&
+                if (full && busy > 0 && busy >= q->entries.load() && done == q->seen_done &&
                     entries_.size() < max_entries_) {
                     std::string why;
                     if (!add_entry_locked(q, true, why)) {
@@ -822,11 +869,26 @@ private:
                 active = active || busy > 0 || done != q->seen_done;
                 q->seen_done = done;
             }
+            const auto now = std::chrono::steady_clock::now();
+            if (active) {
+                last_request = now;
+            }
+            next_look_ns_.store(coarse_now_ns() + std::chrono::nanoseconds(kLoadTick).count());
             watch_load();
-            quiet = active ? 0 : quiet + 1;
-            if (quiet >= kIdleTicks) {
-                watch_idle_.store(true);
-                quiet = 0;
+            full = some_queue_full();
+            if (full) {
+                continue;
+            }
+            if (idle_while_waiting_.load() && now - last_request < kQuiet) {
+                continue;
+            }
+            // To sleep. A ring thread whose request may wait (note_ring_thread_may_wait) after
+            // the look above but saw the watchdog awake would not wake it: look again once
+            // asleep (both sides use sequentially consistent atomics, so one sees the other).
+            watch_idle_.store(true);
+            if (some_queue_full() || growth_asked()) {
+                watch_idle_.store(false);
+                full = true;
             }
         }
     }
@@ -844,16 +906,24 @@ private:
     bool started_ = false;
     bool stopping_ = false;
     std::atomic<bool> exiting_{false};
-    std::atomic<bool> watch_idle_{true}; // the watchdog sleeps until the next request
+    std::atomic<bool> watch_idle_{true}; // the watchdog sleeps until a ring thread wakes it
     std::atomic<bool> reported_{false};  // "on" or "off" was said
     // Ring threads wait for their next request under SCHED_IDLE (can_wait_idle(), and more than
     // one CPU) while some CPU is mostly idle: the watchdog decides (watch_load()).
     std::atomic<bool> may_wait_idle_{false};
     std::atomic<bool> idle_while_waiting_{false};
-    CpuIdle cpu_idle_;        // the watchdog's
-    unsigned load_ticks_ = 0; // ticks since the watchdog last looked at the CPUs
+    CpuIdle cpu_idle_;                   // the watchdog's
+    std::int64_t next_load_look_ns_ = 0; // when its next look at the load is due (coarse_now_ns)
+    // When a ring thread that takes a request should wake the watchdog, asleep, for a look.
+    std::atomic<std::int64_t> next_look_ns_{0};
     std::thread watchdog_;
 };
+
+void note_ring_thread_may_wait() noexcept {
+    if (t_entry != nullptr) {
+        t_entry->owner->may_wait();
+    }
+}
 
 void RingsDeleter::operator()(Rings* rings) const noexcept {
     delete rings; // NOLINT: the owner of a Rings made by prepare_rings

@@ -15,10 +15,14 @@
 // system calls a request.
 //
 // A thread whose request waits (an approver's answer, a lock, a slow disk) keeps its entry; the
-// queue's other entries serve the CPU meanwhile. A watchdog looks every 10 ms while requests
-// flow and gives a queue whose entries were all busy since its last look one more entry, up to
-// a total cap, as the /dev/fuse loop (worker_loop.hpp) does with its workers. FORGET and
-// INTERRUPT still come on /dev/fuse, as does everything before the ring is ready.
+// queue's other entries serve the CPU meanwhile. A watchdog gives a queue whose entries stay all
+// busy from one of its looks to the next (10 ms apart) one more entry, up to a total cap, as the
+// /dev/fuse loop (worker_loop.hpp) does with its workers. It looks every 10 ms while some
+// queue's entries are all busy, and sleeps otherwise (or looks every 50 ms while threads wait
+// under SCHED_IDLE): a ring thread wakes it when its request may wait (an ask:
+// note_ring_thread_may_wait; the disk: at once, with one more entry), and when it takes a
+// request 50 ms or more after the last look. FORGET and INTERRUPT still come on /dev/fuse, as
+// does everything before the ring is ready.
 #pragma once
 
 #include <memory>
@@ -35,6 +39,11 @@ struct RingsDeleter {
 };
 
 using RingsPtr = std::unique_ptr<Rings, RingsDeleter>;
+
+// On a ring thread: its request may now wait long (an approver's answer). Wakes the watchdog,
+// which gives the queue one more entry if it stays busy (a guard::Arbiter wait hook). Does
+// nothing on any other thread.
+void note_ring_thread_may_wait() noexcept;
 
 // Makes one entry per possible CPU (its ring, its buffers and its thread, which waits) and
 // offers the ring in the session's INIT reply (channel.hpp: offer_ring); the threads register

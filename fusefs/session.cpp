@@ -385,6 +385,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
     acfg.timeout = setup.ask_timeout;
     acfg.allow_file = setup.allow_file;
     guard::Arbiter arbiter(judge, acfg);
+    arbiter.set_wait_hook(&note_ring_thread_may_wait);
     UnderlyingHostFiles host_files(fs.cfg, fs.inodes.root().fd.get());
     guard::AnswerStore answers(setup.answers);
     guard::AuditLog audit(setup.audit_fd, setup.audit_all);

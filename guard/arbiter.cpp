@@ -203,6 +203,9 @@ Decision Arbiter::decide(const Request& request) noexcept {
             source = "remembered";
         }
         if (d.verdict == Verdict::Ask) {
+            if (wait_hook_ != nullptr) {
+                wait_hook_();
+            }
             d = resolve_ask(request, std::move(d), command, source, answer);
         }
         if (audit_ != nullptr && audit_->wants(judged, d.verdict)) {

@@ -43,6 +43,12 @@ public:
 
     void set_answers(AnswerStore* answers, HostFiles* files) noexcept;
 
+    // Called on the deciding thread just before it may wait for an answer (an ask), so that
+    // the FUSE layer can see to the requests queued behind it (fusefs/ring_loop.hpp).
+    using WaitHook = void (*)() noexcept;
+
+    void set_wait_hook(WaitHook hook) noexcept { wait_hook_ = hook; }
+
     // Starts the approver's threads (call after the daemon has forked into the background).
     void start();
 
@@ -75,6 +81,7 @@ private:
     ArbiterConfig config_;
     std::unique_ptr<Approver> approver_;
     AuditLog* audit_ = nullptr;
+    WaitHook wait_hook_ = nullptr;
     AnswerStore* answers_ = nullptr;
     HostFiles* files_ = nullptr;
     std::atomic<std::uint64_t> next_id_{1};
