@@ -1279,7 +1279,9 @@ def main() -> int:
                     help="page_reporting's min_free_ms for the run, where the kernel has it: "
                          "memory freed by one sample stays in the guest this long before it is "
                          "handed back to the host, so the next sample does not fault it in "
-                         "again (default 120000; put back afterwards); keep leaves it as it is")
+                         "again (default 120000; put back afterwards; the 6.18 kernel of "
+                         "2026-12-06 took 300000 and refused 599999 with EINVAL); keep leaves it "
+                         "as it is")
     ap.add_argument("--memwalk", type=int, metavar="FILES",
                     help="instead: RSS of guardfs (recommended) after walking FILES empty files")
     args = ap.parse_args()
