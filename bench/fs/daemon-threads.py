@@ -18,16 +18,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import fsbench  # noqa: E402  (the C project, shared with fsbench)
-
-
-def mounted(path: str) -> bool:
-    with open("/proc/self/mountinfo") as f:
-        return any(line.split()[4] == path for line in f)
+import fsbench  # noqa: E402  (the C project and the mounts, shared with fsbench)
 
 
 def snapshot(pid: int) -> dict[int, tuple[int, int, int, int]]:
@@ -59,16 +53,10 @@ def main() -> int:
     fsbench.write_cproj(cproj, 50)
     ws = os.path.join(base, "ws")
     os.mkdir(ws)
-    with open(os.path.join(base, "daemon.log"), "w") as log:
-        daemon = subprocess.Popen([args.guardfs, "mount", "-f", ws], stdout=log,
-                                  stderr=subprocess.STDOUT)
+    mounts = fsbench.Mounts(base)
     try:
-        for _ in range(100):
-            if mounted(ws):
-                break
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("not mounted after 10 s")
+        daemon = mounts.mount([args.guardfs, "mount", "-f", ws], ws,
+                              os.path.join(base, "daemon.log"))
         before = snapshot(daemon.pid)
         for i in range(args.builds):
             proj = os.path.join(ws, f"b{i}")
@@ -78,9 +66,7 @@ def main() -> int:
                 subprocess.run(cmd, cwd=proj, check=True, stdout=subprocess.DEVNULL)
         after = snapshot(daemon.pid)
     finally:
-        if mounted(ws):
-            subprocess.run(["fusermount3", "-u", ws])
-        daemon.wait(timeout=30)
+        mounts.cleanup()
         shutil.rmtree(base, ignore_errors=True)
     hz = os.sysconf("SC_CLK_TCK")
     total = [0, 0, 0, 0]
