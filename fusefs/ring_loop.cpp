@@ -84,6 +84,8 @@ static_assert(kLead >= sizeof(fuse_in_header) + kOpInSize);
 constexpr std::chrono::milliseconds kTick{10};
 constexpr std::chrono::milliseconds kLoadTick{50};
 constexpr std::chrono::milliseconds kQuiet{1000};
+constexpr std::int64_t kLoadTickNs = std::chrono::nanoseconds(kLoadTick).count();
+constexpr std::int64_t kQuietNs = std::chrono::nanoseconds(kQuiet).count();
 
 // Nanoseconds on CLOCK_MONOTONIC_COARSE: a few nanoseconds to read (vDSO), to the kernel's tick,
 // enough to say whether a look at the load is due.
@@ -778,18 +780,18 @@ private:
     // before it may serve a request (a cold 512 MiB read through the mount took over 30 s
     // beside four busy loops, 1.9 s on /dev/fuse). Threads waiting under SCHED_IDLE when the
     // CPUs become busy are put back under SCHED_OTHER at once. A look after more than two
-    // kLoadTicks without one (the watchdog slept) only starts a fresh count. Called with m_ held.
-    void watch_load() {
+    // kLoadTicks without one (the watchdog slept) only starts a fresh count. Called with m_ held
+    // and the time of the look (coarse_now_ns).
+    void watch_load(std::int64_t now) {
         if (!may_wait_idle_.load()) {
             return;
         }
-        const std::int64_t now = coarse_now_ns();
         const std::int64_t due = next_load_look_ns_;
         if (now < due) {
             return;
         }
-        next_load_look_ns_ = now + std::chrono::nanoseconds(kLoadTick).count();
-        const bool stale = now - due > std::chrono::nanoseconds(kLoadTick).count();
+        next_load_look_ns_ = now + kLoadTickNs;
+        const bool stale = now - due > kLoadTickNs;
         const bool idle_cpu = cpu_idle_.some_cpu_idle();
         if (stale) {
             return;
@@ -832,7 +834,7 @@ private:
     // those wake-ups were about a sixth of the daemon's CPU time.
     void watch() {
         std::unique_lock<std::mutex> lock(m_);
-        auto last_request = std::chrono::steady_clock::now();
+        std::int64_t last_request = coarse_now_ns();
         bool full = false; // some queue's entries were all busy at the last look
         while (!exiting_.load()) {
             if (watch_idle_.load()) {
@@ -840,7 +842,7 @@ private:
                 for (const auto& q : queues_) {
                     q->seen_done = q->done.load();
                 }
-                last_request = std::chrono::steady_clock::now();
+                last_request = coarse_now_ns();
             } else {
                 watch_cv_.wait_for(lock, full ? kTick : kLoadTick,
                                    [&] { return exiting_.load() || growth_asked(); });
@@ -869,17 +871,17 @@ private:
                 active = active || busy > 0 || done != q->seen_done;
                 q->seen_done = done;
             }
-            const auto now = std::chrono::steady_clock::now();
+            const std::int64_t now = coarse_now_ns();
             if (active) {
                 last_request = now;
             }
-            next_look_ns_.store(coarse_now_ns() + std::chrono::nanoseconds(kLoadTick).count());
-            watch_load();
+            next_look_ns_.store(now + kLoadTickNs);
+            watch_load(now);
             full = some_queue_full();
             if (full) {
                 continue;
             }
-            if (idle_while_waiting_.load() && now - last_request < kQuiet) {
+            if (idle_while_waiting_.load() && now - last_request < kQuietNs) {
                 continue;
             }
             // To sleep. A ring thread whose request may wait (note_ring_thread_may_wait) after
