@@ -15,8 +15,10 @@
 # 1,000 deny rows) or a policy file. perf mode ends with the share of the daemon's samples
 # spent in the guard's own code (namespaces guard, patterns, dataroot), the part a policy can
 # change. Environment: WORKLOAD ("meta", the default; "untar": untar and rm -rf of
-# /usr/share/cmake-3.25, UNTARS times, default 3; or "git": that tree untarred through the
-# mount before counting starts, then git init, add -A and commit, as fsbench), N (files,
+# /usr/share/cmake-3.25, UNTARS times, default 3; "git": that tree untarred through the
+# mount before counting starts, then git init, add -A and commit, as fsbench; or "status": the
+# tree untarred, committed and 50 files edited before counting starts, then fsbench's five
+# `git status --porcelain`), N (files,
 # default 2000 for callgrind, 10000 for perf), APPENDS (open/append/close loop, default N),
 # OUT (output directory, default /var/tmp/fsprof-<tool>-<policy>), GUARDFS (binary, default
 # build/guardfs, copied first so a concurrent rebuild does not change it), CALLGRIND_ARGS (more
@@ -81,7 +83,7 @@ UNTARS=${UNTARS:-3}
 tarball="$OUT/tree.tar"
 case "$WORKLOAD" in
     meta) ;;
-    untar | git)
+    untar | git | status)
         # Without its one test key (`*.pfx`), which the recommended policy guards (as fsbench).
         tar -C /usr/share --exclude="*.pfx" -cf "$tarball" cmake-3.25 ;;
     *) echo "unknown WORKLOAD $WORKLOAD" >&2; exit 2 ;;
@@ -93,9 +95,13 @@ export GIT_CONFIG_NOSYSTEM=1 HOME="$OUT" GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=
 
 # What the workload needs in the mount before counting starts.
 prepare() {
-    if [ "$WORKLOAD" = git ]; then
+    if [ "$WORKLOAD" = git ] || [ "$WORKLOAD" = status ]; then
         mkdir "$ws/repo"
         tar -C "$ws/repo" --strip-components=1 -xf "$tarball"
+    fi
+    if [ "$WORKLOAD" = status ]; then
+        (cd "$ws/repo" && git init -q && git add -A && git commit -q -m import &&
+            python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import fsbench; exec(fsbench.EDIT_PY)' "$here")
     fi
 }
 
@@ -131,6 +137,8 @@ if [ "$WORKLOAD" = untar ]; then
     done
 elif [ "$WORKLOAD" = git ]; then
     (cd repo && git init -q && git add -A && git commit -q -m import)
+elif [ "$WORKLOAD" = status ]; then
+    (cd repo && for _ in 1 2 3 4 5; do git status --porcelain >/dev/null; done)
 else
 python3 -I -S - "$N" "$APPENDS" <<'EOF'
 import os, sys, subprocess
@@ -162,6 +170,8 @@ if [ "$WORKLOAD" = untar ]; then
     echo "workload: $UNTARS x (untar + rm -rf of /usr/share/cmake-3.25): $(echo "$end - $start" | bc) s (under $tool)"
 elif [ "$WORKLOAD" = git ]; then
     echo "workload: git init + add -A + commit of /usr/share/cmake-3.25: $(echo "$end - $start" | bc) s (under $tool)"
+elif [ "$WORKLOAD" = status ]; then
+    echo "workload: 5 x git status --porcelain of /usr/share/cmake-3.25, 50 files edited: $(echo "$end - $start" | bc) s (under $tool)"
 else
     echo "workload: $N files create/stat x3/rename/unlink + $APPENDS open/append/close: $(echo "$end - $start" | bc) s (under $tool)"
 fi
