@@ -1275,13 +1275,13 @@ def main() -> int:
                     help="the kernel's fuse.enable_uring for the run (FUSE over io_uring, "
                          "docs/decisions/012): on (default) or off, put back afterwards; keep "
                          "leaves it as it is")
-    ap.add_argument("--hold-freed-ms", default="120000", metavar="MS",
+    ap.add_argument("--hold-freed-ms", default="300000", metavar="MS",
                     help="page_reporting's min_free_ms for the run, where the kernel has it: "
                          "memory freed by one sample stays in the guest this long before it is "
                          "handed back to the host, so the next sample does not fault it in "
-                         "again (default 120000; put back afterwards; the 6.18 kernel of "
-                         "2026-12-06 took 300000 and refused 599999 with EINVAL); keep leaves it "
-                         "as it is")
+                         "again (default 300000, longer than a round of the whole design; put "
+                         "back afterwards; the 6.18 kernel of 2026-12-06 took 300000 and refused "
+                         "599999 with EINVAL); keep leaves it as it is")
     ap.add_argument("--memwalk", type=int, metavar="FILES",
                     help="instead: RSS of guardfs (recommended) after walking FILES empty files")
     args = ap.parse_args()
