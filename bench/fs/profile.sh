@@ -93,6 +93,9 @@ export GIT_CONFIG_NOSYSTEM=1 HOME="$OUT" GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=
     GIT_CONFIG_KEY_0=gc.auto GIT_CONFIG_VALUE_0=0 GIT_CONFIG_KEY_1=init.defaultBranch \
     GIT_CONFIG_VALUE_1=main GIT_CONFIG_KEY_2=maintenance.auto GIT_CONFIG_VALUE_2=false
 
+# fsbench's git add/commit: the tree in the current directory made a repository, one commit.
+commit_tree() { git init -q && git add -A && git commit -q -m import; }
+
 # What the workload needs in the mount before counting starts.
 prepare() {
     if [ "$WORKLOAD" = git ] || [ "$WORKLOAD" = status ]; then
@@ -100,7 +103,7 @@ prepare() {
         tar -C "$ws/repo" --strip-components=1 -xf "$tarball"
     fi
     if [ "$WORKLOAD" = status ]; then
-        (cd "$ws/repo" && git init -q && git add -A && git commit -q -m import &&
+        (cd "$ws/repo" && commit_tree &&
             python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import fsbench; exec(fsbench.EDIT_PY)' "$here")
     fi
 }
@@ -136,7 +139,7 @@ if [ "$WORKLOAD" = untar ]; then
         rm -rf cmake-3.25
     done
 elif [ "$WORKLOAD" = git ]; then
-    (cd repo && git init -q && git add -A && git commit -q -m import)
+    (cd repo && commit_tree)
 elif [ "$WORKLOAD" = status ]; then
     (cd repo && for _ in 1 2 3 4 5; do git status --porcelain >/dev/null; done)
 else
