@@ -14,6 +14,20 @@ namespace guardfs::patterns {
 
 namespace {
 
+// Lowers A-Z in the eight ASCII bytes (each below 0x80) at p. For such a byte b,
+// b + (0x80 - 'A') has its top bit set iff b >= 'A', and b + (0x80 - 'Z' - 1) iff b > 'Z'; no
+// sum carries into the next byte. A capital's top bit, moved down to 0x20, is what lowering adds.
+void lower_ascii_at(char* p) noexcept {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, sizeof w);
+    const std::uint64_t upper =
+        (w + (0x80 - 'A') * kOnes) & ~(w + (0x80 - 'Z' - 1) * kOnes) & kHigh;
+    w |= upper >> 2U;
+    std::memcpy(p, &w, sizeof w);
+}
+
 void fold_valid_run(std::string_view run, std::string& out) {
     if (run.empty()) {
         return;
@@ -54,8 +68,11 @@ bool is_ascii(std::string_view s) noexcept {
         std::memcpy(&w, s.data() + k, sizeof w);
         high |= w;
     }
-    for (; k < s.size(); ++k) {
-        high |= static_cast<unsigned char>(s[k]);
+    if (k < s.size()) {
+        // The last bytes, padded with zeros (no zero byte is high).
+        std::uint64_t w = 0;
+        std::memcpy(&w, s.data() + k, s.size() - k);
+        high |= w;
     }
     return (high & kHigh) == 0;
 }
@@ -63,10 +80,21 @@ bool is_ascii(std::string_view s) noexcept {
 void fold_into(std::string_view s, std::string& out) {
     if (is_ascii(s)) {
         const std::size_t at = out.size();
-        out.resize(at + s.size());
-        std::transform(
-            s.begin(), s.end(), out.begin() + static_cast<std::ptrdiff_t>(at),
-            [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+        out.append(s);
+        char* dst = out.data() + at;
+        const std::size_t n = s.size();
+        std::size_t k = 0;
+        for (; k + 8 <= n; k += 8) {
+            lower_ascii_at(dst + k);
+        }
+        if (k < n && n >= 8) {
+            lower_ascii_at(dst + n - 8); // the last eight bytes again: lowering is idempotent
+        } else {
+            for (; k < n; ++k) {
+                const char c = dst[k];
+                dst[k] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+            }
+        }
         return;
     }
     // Split into maximal well-formed runs; copy each ill-formed byte as it is.

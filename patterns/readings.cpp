@@ -79,14 +79,18 @@ SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
         backslash |= (v - kOnes) & ~v;
         high |= w;
     }
-    SegmentBytes seen{(fold & kHigh) != 0, (backslash & kHigh) != 0, (high & kHigh) != 0};
-    for (; k < len; ++k) {
-        const unsigned c = s[k];
-        seen.fold = seen.fold || c >= 0x80U || c - 'A' < 26U;
-        seen.backslash = seen.backslash || c == '\\';
-        seen.high = seen.high || c >= 0x80U;
+    if (k < len) {
+        // The last bytes, padded with zeros: a zero byte is no capital, no backslash and not
+        // high, so the padding adds nothing (and a borrow out of a zero byte only ever follows
+        // a real backslash).
+        std::uint64_t w = 0;
+        std::memcpy(&w, s + k, len - k);
+        fold |= w | ((w + (0x80 - 'A') * kOnes) & ~(w + (0x80 - 'Z' - 1) * kOnes));
+        const std::uint64_t v = w ^ (kOnes * '\\');
+        backslash |= (v - kOnes) & ~v;
+        high |= w;
     }
-    return seen;
+    return SegmentBytes{(fold & kHigh) != 0, (backslash & kHigh) != 0, (high & kHigh) != 0};
 }
 
 } // namespace
@@ -95,6 +99,10 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     raw_.clear();
     views_.clear();
     to_fold_.clear();
+    // A fresh object (a directory's state the first time it is used) grows once, not by
+    // doubling from one: room for the segments of most paths, and for every reading.
+    raw_.reserve(kUsualSegments);
+    views_.reserve(4);
     // One pass: the segments, and whether any needs folding or holds a backslash.
     bool any_fold = false;
     bool any_backslash = false;

@@ -52,6 +52,8 @@ public:
     [[nodiscard]] std::size_t raw_strip() const noexcept { return strip_raw_; }
 
 private:
+    static constexpr std::size_t kUsualSegments = 16;
+
     std::vector<std::string_view> raw_;
     std::vector<std::string_view> folded_;
     std::vector<std::string_view> bs_raw_;

@@ -75,3 +75,31 @@ TEST_CASE("is_ascii finds a byte of 0x80 or more at any position and length", "[
         }
     }
 }
+
+TEST_CASE("folding ASCII lowers A-Z alone at any position and length", "[patterns][fold]") {
+    // Eight bytes at a time, the last word read again, and then byte by byte below eight: every
+    // length up to three words, every ASCII byte at every position, among capitals and
+    // lower-case letters, appended after what the output already holds.
+    auto lowered = [](std::string s) {
+        for (char& c : s) {
+            c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+        }
+        return s;
+    };
+    for (std::size_t len = 0; len <= 24; ++len) {
+        std::string base;
+        for (std::size_t k = 0; k < len; ++k) {
+            base += k % 3 == 0 ? static_cast<char>('A' + k) : static_cast<char>('z' - k);
+        }
+        for (std::size_t at = 0; at < len; ++at) {
+            for (int b = 0; b < 0x80; ++b) {
+                std::string s = base;
+                s[at] = static_cast<char>(b);
+                std::string out = "Keep/";
+                guardfs::patterns::fold_into(s, out);
+                CAPTURE(len, at, b);
+                REQUIRE(out == "Keep/" + lowered(s));
+            }
+        }
+    }
+}
