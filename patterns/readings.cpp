@@ -172,6 +172,56 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     }
 }
 
+void Readings::build_dir_below(const Readings& above, std::string_view above_path,
+                               std::string_view path) {
+    const bool below = path.size() > above_path.size() && path[above_path.size()] == '/' &&
+                       path.substr(0, above_path.size()) == above_path;
+    if (!below || above.any_fold_ || above.any_backslash_ || above.views_.size() != 4) {
+        build(path, 0, true);
+        return;
+    }
+    raw_.clear();
+    views_.clear();
+    to_fold_.clear();
+    raw_.reserve(kUsualSegments);
+    views_.reserve(4);
+    for (const std::string_view seg : above.raw_) {
+        // A view of above_path: the same bytes stand at the same offset in path.
+        raw_.push_back(
+            path.substr(static_cast<std::size_t>(seg.data() - above_path.data()), seg.size()));
+    }
+    const auto* p = reinterpret_cast<const unsigned char*>(path.data());
+    const std::size_t n = path.size();
+    std::size_t i = above_path.size();
+    while (i < n) {
+        while (i < n && p[i] == '/') {
+            ++i;
+        }
+        const std::size_t start = i;
+        const void* slash = i < n ? std::memchr(p + i, '/', n - i) : nullptr;
+        i = slash != nullptr
+                ? static_cast<std::size_t>(static_cast<const unsigned char*>(slash) - p)
+                : n;
+        if (i > start) {
+            const SegmentBytes seen = scan_segment(p + start, i - start);
+            if (seen.fold || seen.backslash) {
+                build(path, 0, true); // the readings differ below: made in full
+                return;
+            }
+            raw_.push_back(path.substr(start, i - start));
+        }
+    }
+    strip_raw_ = 0;
+    any_fold_ = false;
+    any_backslash_ = false;
+    any_high_ = false; // a high byte is one to fold
+    // Every reading is the raw one, as build() makes them for such a path.
+    views_.push_back(ReadingView{Reading::Raw, raw_, 0});
+    views_.push_back(ReadingView{Reading::Folded, raw_, 0});
+    views_.push_back(ReadingView{Reading::Backslash, raw_, 0});
+    views_.push_back(ReadingView{Reading::FoldedBackslash, raw_, 0});
+}
+
 std::span<const ReadingView> Readings::covering() const noexcept {
     // Folding an ASCII byte lowers A-Z and keeps every other byte: the folded reading is the raw
     // one lowered byte for byte, with the same segments, and without a backslash there are no

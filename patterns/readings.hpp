@@ -38,6 +38,12 @@ public:
     // stay valid only while both do (and `dir` is not built again).
     void build_below(const Readings& dir, std::string_view name);
 
+    // The same as build(path, 0, true), where `above` was built from above_path with
+    // every_reading and path lies below it (above_path + "/" + more): when above_path has
+    // nothing to fold or split, its segments are taken from `above` (as views of path, which
+    // holds the same bytes), not scanned again. The views point into path alone.
+    void build_dir_below(const Readings& above, std::string_view above_path, std::string_view path);
+
     [[nodiscard]] std::span<const ReadingView> all() const noexcept { return views_; }
 
     // Readings that find every row all() finds: for a path of ASCII bytes with a capital and no

@@ -122,6 +122,16 @@ void GuardPrefix::reset(std::string_view dir) {
     ready_.fill(false);
 }
 
+void GuardPrefix::reset_below(const GuardPrefix& above, std::string_view dir) {
+    if (&above == this) {
+        reset(dir);
+        return;
+    }
+    dir_.assign(dir);
+    readings_.build_dir_below(above.readings_, above.dir_, dir_);
+    ready_.fill(false);
+}
+
 std::size_t GuardPrefix::ready_twin(std::size_t k) const noexcept {
     const auto segs = readings_.all()[k].segs;
     for (std::size_t j = 0; j < ready_.size(); ++j) {
@@ -166,7 +176,7 @@ GuardMatch RuleTable::match_guard_on(std::span<const ReadingView> views, GuardPr
 
 void RuleTable::carry_down(const GuardPrefix& above, std::string_view dir,
                            GuardPrefix& below) const {
-    below.reset(dir);
+    below.reset_below(above, dir);
     for (std::size_t k = 0; k < below.ready_.size(); ++k) {
         if (!above.ready_[k]) {
             continue; // made when a path needs it (often as a copy of a twin, ready_twin)

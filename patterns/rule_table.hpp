@@ -49,6 +49,10 @@ public:
 
 private:
     friend class RuleTable;
+
+    // reset(dir) for a directory below above.dir(), its readings extended from above's.
+    void reset_below(const GuardPrefix& above, std::string_view dir);
+
     static constexpr std::size_t kNoTwin = SIZE_MAX;
 
     // A reading whose state is made and whose segments are reading k's very own (the views

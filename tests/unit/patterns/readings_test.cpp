@@ -211,3 +211,53 @@ TEST_CASE("the readings of a name below a directory are those of the whole path"
         CHECK(below.covering().front().kind == whole.covering().front().kind);
     }
 }
+
+TEST_CASE("the readings of a directory below another are those of its whole path",
+          "[patterns][readings]") {
+    // A directory state carried down from the one above it (RuleTable::carry_down): the upper
+    // directory's segments are taken rather than scanned when neither it nor the rest has
+    // anything to fold or split, and the whole path is read otherwise. Either way the result is
+    // build(path, 0, true)'s, and its views point into the lower path alone: the upper one's
+    // storage and readings are overwritten before they are compared. Upper paths that are not
+    // above the lower one (a sibling with the same prefix, the path itself) are read in full.
+    RandomText text(4242, std::string("aZ\\\x80\xC3\xA9"), 40);
+    Readings above;
+    Readings whole;
+    Readings below;
+    for (int round = 0; round < 4000; ++round) {
+        std::string above_path;
+        const unsigned depth = 1 + text.next() % 4;
+        for (unsigned d = 0; d < depth; ++d) {
+            above_path += "/" + text.word(10);
+        }
+        std::string path = above_path;
+        const unsigned more = text.next() % 3;
+        for (unsigned d = 0; d < more; ++d) {
+            path += "/" + text.word(10);
+        }
+        if (round % 7 == 0) {
+            path += "x"; // a sibling sharing the prefix, not below it
+        } else if (path == above_path) {
+            path += "//y";
+        }
+        CAPTURE(above_path, path);
+        std::string above_storage = above_path;
+        above.build(above_storage, 0, true);
+        whole.build(path, 0, true);
+        below.build_dir_below(above, above_storage, path);
+        std::fill(above_storage.begin(), above_storage.end(), '#');
+        above.build("/overwritten/Q", 0, true);
+        REQUIRE(below.all().size() == whole.all().size());
+        for (std::size_t k = 0; k < whole.all().size(); ++k) {
+            const ReadingView& w = whole.all()[k];
+            const ReadingView& b = below.all()[k];
+            CAPTURE(to_string(w.kind));
+            CHECK(b.kind == w.kind);
+            CHECK(b.strip == 0);
+            CHECK(copy(b.segs) == copy(w.segs));
+        }
+        CHECK(copy(below.raw()) == parts(path, '/'));
+        REQUIRE(below.covering().size() == whole.covering().size());
+        CHECK(below.covering().front().kind == whole.covering().front().kind);
+    }
+}
