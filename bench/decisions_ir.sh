@@ -9,8 +9,11 @@ bin="$build/bench/bench_decisions"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-26s %8s %12s\n' benchmark calls Ir/decision
+# The streams (BM_GitAdd, BM_Untar, BM_RmRf: a fixed number of decisions, so no setup is spread
+# over a varying count) with the empty policy (/0/) and the recommended one (/1/), warm caches.
 for b in 'BM_NoRules$' 'BM_Recommended$' 'BM_RecommendedPlus/10$' 'BM_RecommendedPlus/100$' \
-         'BM_RecommendedPlus/1000$'; do
+         'BM_RecommendedPlus/1000$' 'BM_GitAdd/0/0/0/' 'BM_GitAdd/1/0/0/' 'BM_Untar/0/0/0/' \
+         'BM_Untar/1/0/0/' 'BM_RmRf/0/0/0/' 'BM_RmRf/1/0/0/'; do
     valgrind --tool=callgrind --callgrind-out-file="$out/cg" \
         "$bin" --benchmark_filter="$b" --benchmark_min_time=0.05 >/dev/null 2>&1
     # The caller-side line: "<inclusive Ir> (<pct>)  >   ...Judge::decide(...) (<calls>x)"
@@ -20,5 +23,6 @@ for b in 'BM_NoRules$' 'BM_Recommended$' 'BM_RecommendedPlus/10$' 'BM_Recommende
            head -1)
     ir=$(echo "$line" | awk '{gsub(",", "", $1); print $1}')
     calls=$(echo "$line" | grep -oE '\([0-9,]+x\)' | tail -1 | tr -d '(),x')
-    printf '%-26s %8s %12s\n' "${b%$}" "$calls" "$((ir / calls))"
+    name=${b%$}
+    printf '%-26s %8s %12s\n' "${name%/}" "$calls" "$((ir / calls))"
 done
