@@ -100,7 +100,8 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     views_.clear();
     to_fold_.clear();
     // A fresh object (a directory's state the first time it is used) grows once, not by
-    // doubling from one: room for the segments of most paths, and for every reading.
+    // doubling from one: to the room doubling reaches for five to eight segments (so a state
+    // takes no more memory than before), and to every reading.
     raw_.reserve(kUsualSegments);
     views_.reserve(4);
     // One pass: the segments, and whether any needs folding or holds a backslash.

@@ -58,7 +58,7 @@ public:
     [[nodiscard]] std::size_t raw_strip() const noexcept { return strip_raw_; }
 
 private:
-    static constexpr std::size_t kUsualSegments = 16;
+    static constexpr std::size_t kUsualSegments = 8;
 
     std::vector<std::string_view> raw_;
     std::vector<std::string_view> folded_;
