@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 
 namespace guardfs::patterns {
 
@@ -186,10 +187,15 @@ void Readings::build_dir_below(const Readings& above, std::string_view above_pat
     to_fold_.clear();
     raw_.reserve(kUsualSegments);
     views_.reserve(4);
+    const char* const from = above_path.data();
     for (const std::string_view seg : above.raw_) {
+        const std::less<const char*> before; // a total order, for pointers into any object
+        if (before(seg.data(), from) || before(from + above_path.size(), seg.data() + seg.size())) {
+            build(path, 0, true); // `above` was not built from above_path's storage
+            return;
+        }
         // A view of above_path: the same bytes stand at the same offset in path.
-        raw_.push_back(
-            path.substr(static_cast<std::size_t>(seg.data() - above_path.data()), seg.size()));
+        raw_.push_back(path.substr(static_cast<std::size_t>(seg.data() - from), seg.size()));
     }
     const auto* p = reinterpret_cast<const unsigned char*>(path.data());
     const std::size_t n = path.size();

@@ -41,7 +41,8 @@ public:
     // The same as build(path, 0, true), where `above` was built from above_path with
     // every_reading and path lies below it (above_path + "/" + more): when above_path has
     // nothing to fold or split, its segments are taken from `above` (as views of path, which
-    // holds the same bytes), not scanned again. The views point into path alone.
+    // holds the same bytes), not scanned again. The views point into path alone. An `above`
+    // whose segments are not views of above_path is not trusted: path is then read in full.
     void build_dir_below(const Readings& above, std::string_view above_path, std::string_view path);
 
     [[nodiscard]] std::span<const ReadingView> all() const noexcept { return views_; }
