@@ -94,6 +94,29 @@ SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
     return SegmentBytes{(fold & kHigh) != 0, (backslash & kHigh) != 0, (high & kHigh) != 0};
 }
 
+// Calls f(segment, what its bytes hold) for each non-empty run of path between '/', from byte
+// `from` on, in order, until f returns false. Returns whether every call returned true.
+template <typename F>
+bool for_each_segment(std::string_view path, std::size_t from, F&& f) {
+    const auto* p = reinterpret_cast<const unsigned char*>(path.data());
+    const std::size_t n = path.size();
+    std::size_t i = from;
+    while (i < n) {
+        while (i < n && p[i] == '/') {
+            ++i;
+        }
+        const std::size_t start = i;
+        const void* slash = i < n ? std::memchr(p + i, '/', n - i) : nullptr;
+        i = slash != nullptr
+                ? static_cast<std::size_t>(static_cast<const unsigned char*>(slash) - p)
+                : n;
+        if (i > start && !f(path.substr(start, i - start), scan_segment(p + start, i - start))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 void Readings::build(std::string_view path, std::size_t strip_raw, bool every_reading) {
@@ -109,29 +132,16 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     bool any_fold = false;
     bool any_backslash = false;
     bool any_high = false;
-    const auto* p = reinterpret_cast<const unsigned char*>(path.data());
-    const std::size_t n = path.size();
-    std::size_t i = 0;
-    while (i < n) {
-        while (i < n && p[i] == '/') {
-            ++i;
+    for_each_segment(path, 0, [&](std::string_view seg, const SegmentBytes& seen) {
+        raw_.push_back(seg);
+        if (seen.fold) {
+            to_fold_.push_back(raw_.size() - 1);
         }
-        const std::size_t start = i;
-        const void* slash = i < n ? std::memchr(p + i, '/', n - i) : nullptr;
-        i = slash != nullptr
-                ? static_cast<std::size_t>(static_cast<const unsigned char*>(slash) - p)
-                : n;
-        if (i > start) {
-            const SegmentBytes seen = scan_segment(p + start, i - start);
-            raw_.push_back(path.substr(start, i - start));
-            if (seen.fold) {
-                to_fold_.push_back(raw_.size() - 1);
-            }
-            any_fold = any_fold || seen.fold;
-            any_backslash = any_backslash || seen.backslash;
-            any_high = any_high || seen.high;
-        }
-    }
+        any_fold = any_fold || seen.fold;
+        any_backslash = any_backslash || seen.backslash;
+        any_high = any_high || seen.high;
+        return true;
+    });
     strip_raw_ = std::min(strip_raw, raw_.size());
     views_.push_back(ReadingView{Reading::Raw, raw_, strip_raw_});
     any_fold_ = any_fold;
@@ -197,26 +207,17 @@ void Readings::build_dir_below(const Readings& above, std::string_view above_pat
         // A view of above_path: the same bytes stand at the same offset in path.
         raw_.push_back(path.substr(static_cast<std::size_t>(seg.data() - from), seg.size()));
     }
-    const auto* p = reinterpret_cast<const unsigned char*>(path.data());
-    const std::size_t n = path.size();
-    std::size_t i = above_path.size();
-    while (i < n) {
-        while (i < n && p[i] == '/') {
-            ++i;
-        }
-        const std::size_t start = i;
-        const void* slash = i < n ? std::memchr(p + i, '/', n - i) : nullptr;
-        i = slash != nullptr
-                ? static_cast<std::size_t>(static_cast<const unsigned char*>(slash) - p)
-                : n;
-        if (i > start) {
-            const SegmentBytes seen = scan_segment(p + start, i - start);
-            if (seen.fold || seen.backslash) {
-                build(path, 0, true); // the readings differ below: made in full
-                return;
-            }
-            raw_.push_back(path.substr(start, i - start));
-        }
+    const bool plain = for_each_segment(path, above_path.size(),
+                                        [this](std::string_view seg, const SegmentBytes& seen) {
+                                            if (seen.fold || seen.backslash) {
+                                                return false;
+                                            }
+                                            raw_.push_back(seg);
+                                            return true;
+                                        });
+    if (!plain) {
+        build(path, 0, true); // the readings differ below: made in full
+        return;
     }
     strip_raw_ = 0;
     any_fold_ = false;

@@ -57,6 +57,19 @@ const ReadingView* find(const Readings& r, Reading kind) {
     return nullptr;
 }
 
+// `got` holds the same readings as `want`, in the same order, none of them stripped.
+void check_same_readings(const Readings& got, const Readings& want) {
+    REQUIRE(got.all().size() == want.all().size());
+    for (std::size_t k = 0; k < want.all().size(); ++k) {
+        const ReadingView& w = want.all()[k];
+        const ReadingView& g = got.all()[k];
+        CAPTURE(to_string(w.kind));
+        CHECK(g.kind == w.kind);
+        CHECK(g.strip == 0);
+        CHECK(copy(g.segs) == copy(w.segs));
+    }
+}
+
 // Random text for the tests below: a linear congruential sequence from `seed`; words of up to
 // `max` bytes, one byte in `one_in` drawn from `alphabet` and the others plain lower-case
 // letters, so that the bytes looked for stand alone.
@@ -196,15 +209,7 @@ TEST_CASE("the readings of a name below a directory are those of the whole path"
         dir.build(dir_path, 0, true);
         whole.build(path, 0);
         below.build_below(dir, name);
-        REQUIRE(below.all().size() == whole.all().size());
-        for (std::size_t k = 0; k < whole.all().size(); ++k) {
-            const ReadingView& w = whole.all()[k];
-            const ReadingView& b = below.all()[k];
-            CAPTURE(to_string(w.kind));
-            CHECK(b.kind == w.kind);
-            CHECK(b.strip == 0);
-            CHECK(copy(b.segs) == copy(w.segs));
-        }
+        check_same_readings(below, whole);
         CHECK(below.raw_strip() == 0);
         CHECK(copy(below.raw()) == copy(whole.raw()));
         REQUIRE(below.covering().size() == whole.covering().size());
@@ -251,15 +256,7 @@ TEST_CASE("the readings of a directory below another are those of its whole path
         below.build_dir_below(above, round % 5 == 1 ? other_copy : above_storage, path);
         std::fill(above_storage.begin(), above_storage.end(), '#');
         above.build("/overwritten/Q", 0, true);
-        REQUIRE(below.all().size() == whole.all().size());
-        for (std::size_t k = 0; k < whole.all().size(); ++k) {
-            const ReadingView& w = whole.all()[k];
-            const ReadingView& b = below.all()[k];
-            CAPTURE(to_string(w.kind));
-            CHECK(b.kind == w.kind);
-            CHECK(b.strip == 0);
-            CHECK(copy(b.segs) == copy(w.segs));
-        }
+        check_same_readings(below, whole);
         CHECK(copy(below.raw()) == parts(path, '/'));
         REQUIRE(below.covering().size() == whole.covering().size());
         CHECK(below.covering().front().kind == whole.covering().front().kind);
