@@ -223,9 +223,9 @@ TEST_CASE("the readings of a directory below another are those of its whole path
     // directory's segments are taken rather than scanned when neither it nor the rest has
     // anything to fold or split, and the whole path is read otherwise. Either way the result is
     // build(path, 0, true)'s, and its views point into the lower path alone: the upper one's
-    // storage and readings are overwritten before they are compared. Upper paths that are not
-    // above the lower one (a sibling with the same prefix, the path itself), or not the storage
-    // the upper readings were built from, are read in full.
+    // storage and readings are overwritten before they are compared. A lower path that is not
+    // below the upper one (a sibling sharing its prefix), or an upper path that is not the
+    // storage the upper readings were built from, is read in full.
     RandomText text(4242, std::string("aZ\\\x80\xC3\xA9"), 40);
     Readings above;
     Readings whole;
