@@ -14,17 +14,12 @@ namespace guardfs::patterns {
 
 namespace {
 
-// Lowers A-Z in the eight ASCII bytes (each below 0x80) at p. For such a byte b,
-// b + (0x80 - 'A') has its top bit set iff b >= 'A', and b + (0x80 - 'Z' - 1) iff b > 'Z'; no
-// sum carries into the next byte. A capital's top bit, moved down to 0x20, is what lowering adds.
+// Lowers A-Z in the eight ASCII bytes (each below 0x80) at p: a capital's top bit, moved down
+// to 0x20, is what lowering adds.
 void lower_ascii_at(char* p) noexcept {
-    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+    std::uint64_t w = load_word(p, sizeof w);
     constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
-    std::uint64_t w = 0;
-    std::memcpy(&w, p, sizeof w);
-    const std::uint64_t upper =
-        (w + (0x80 - 'A') * kOnes) & ~(w + (0x80 - 'Z' - 1) * kOnes) & kHigh;
-    w |= upper >> 2U;
+    w |= (ascii_capitals(w) & kHigh) >> 2U;
     std::memcpy(p, &w, sizeof w);
 }
 
@@ -69,10 +64,7 @@ bool is_ascii(std::string_view s) noexcept {
         high |= w;
     }
     if (k < s.size()) {
-        // The last bytes, padded with zeros (no zero byte is high).
-        std::uint64_t w = 0;
-        std::memcpy(&w, s.data() + k, s.size() - k);
-        high |= w;
+        high |= load_word(s.data() + k, s.size() - k); // the last bytes, padded with zeros
     }
     return (high & kHigh) == 0;
 }

@@ -66,30 +66,22 @@ SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
     std::uint64_t fold = 0;
     std::uint64_t backslash = 0;
     std::uint64_t high = 0;
+    auto take = [&](std::uint64_t w) {
+        // A byte of 0x80 or more folds, counted by w itself whatever the sums do around it.
+        fold |= w | ascii_capitals(w);
+        // A zero byte in w ^ '\\'...: (v - 1) & ~v has its top bit set in a zero byte (and
+        // perhaps above one: only "any" is asked; a borrow out of a zero byte only ever follows
+        // a real backslash, so the zero padding of the last bytes adds none).
+        const std::uint64_t v = w ^ (kOnes * '\\');
+        backslash |= (v - kOnes) & ~v;
+        high |= w;
+    };
     std::size_t k = 0;
     for (; k + 8 <= len; k += 8) {
-        std::uint64_t w = 0;
-        std::memcpy(&w, s + k, sizeof w);
-        // For a byte b below 0x80, b + (0x80 - 'A') has its top bit set iff b >= 'A', and
-        // b + (0x80 - 'Z' - 1) iff b > 'Z'; no carry crosses bytes. A byte of 0x80 or more is
-        // counted by w itself, whatever the sums do around it.
-        fold |= w | ((w + (0x80 - 'A') * kOnes) & ~(w + (0x80 - 'Z' - 1) * kOnes));
-        // A zero byte in w ^ '\\'...: (v - 1) & ~v has its top bit set in a zero byte (and
-        // perhaps above one: only "any" is asked).
-        const std::uint64_t v = w ^ (kOnes * '\\');
-        backslash |= (v - kOnes) & ~v;
-        high |= w;
+        take(load_word(s + k, 8));
     }
     if (k < len) {
-        // The last bytes, padded with zeros: a zero byte is no capital, no backslash and not
-        // high, so the padding adds nothing (and a borrow out of a zero byte only ever follows
-        // a real backslash).
-        std::uint64_t w = 0;
-        std::memcpy(&w, s + k, len - k);
-        fold |= w | ((w + (0x80 - 'A') * kOnes) & ~(w + (0x80 - 'Z' - 1) * kOnes));
-        const std::uint64_t v = w ^ (kOnes * '\\');
-        backslash |= (v - kOnes) & ~v;
-        high |= w;
+        take(load_word(s + k, len - k)); // the last bytes, padded with zeros
     }
     return SegmentBytes{(fold & kHigh) != 0, (backslash & kHigh) != 0, (high & kHigh) != 0};
 }
@@ -119,7 +111,7 @@ bool for_each_segment(std::string_view path, std::size_t from, F&& f) {
 
 } // namespace
 
-void Readings::build(std::string_view path, std::size_t strip_raw, bool every_reading) {
+void Readings::start() {
     raw_.clear();
     views_.clear();
     to_fold_.clear();
@@ -128,6 +120,16 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     // takes no more memory than before), and to every reading.
     raw_.reserve(kUsualSegments);
     views_.reserve(4);
+}
+
+void Readings::share_raw_segments() {
+    views_.push_back(ReadingView{Reading::Folded, raw_, strip_raw_});
+    views_.push_back(ReadingView{Reading::Backslash, raw_, strip_raw_});
+    views_.push_back(ReadingView{Reading::FoldedBackslash, raw_, strip_raw_});
+}
+
+void Readings::build(std::string_view path, std::size_t strip_raw, bool every_reading) {
+    start();
     // One pass: the segments, and whether any needs folding or holds a backslash.
     bool any_fold = false;
     bool any_backslash = false;
@@ -150,9 +152,7 @@ void Readings::build(std::string_view path, std::size_t strip_raw, bool every_re
     if (every_reading && !any_fold && !any_backslash) {
         // Every reading is the raw one: the views share its segments (a directory's state is
         // made this way whenever DirMemo meets a new directory).
-        views_.push_back(ReadingView{Reading::Folded, raw_, strip_raw_});
-        views_.push_back(ReadingView{Reading::Backslash, raw_, strip_raw_});
-        views_.push_back(ReadingView{Reading::FoldedBackslash, raw_, strip_raw_});
+        share_raw_segments();
         return;
     }
     any_fold = any_fold || every_reading;
@@ -192,14 +192,10 @@ void Readings::build_dir_below(const Readings& above, std::string_view above_pat
         build(path, 0, true);
         return;
     }
-    raw_.clear();
-    views_.clear();
-    to_fold_.clear();
-    raw_.reserve(kUsualSegments);
-    views_.reserve(4);
+    start();
     const char* const from = above_path.data();
+    const std::less<const char*> before; // a total order, for pointers into any object
     for (const std::string_view seg : above.raw_) {
-        const std::less<const char*> before; // a total order, for pointers into any object
         if (before(seg.data(), from) || before(from + above_path.size(), seg.data() + seg.size())) {
             build(path, 0, true); // `above` was not built from above_path's storage
             return;
@@ -225,9 +221,7 @@ void Readings::build_dir_below(const Readings& above, std::string_view above_pat
     any_high_ = false; // a high byte is one to fold
     // Every reading is the raw one, as build() makes them for such a path.
     views_.push_back(ReadingView{Reading::Raw, raw_, 0});
-    views_.push_back(ReadingView{Reading::Folded, raw_, 0});
-    views_.push_back(ReadingView{Reading::Backslash, raw_, 0});
-    views_.push_back(ReadingView{Reading::FoldedBackslash, raw_, 0});
+    share_raw_segments();
 }
 
 std::span<const ReadingView> Readings::covering() const noexcept {

@@ -61,6 +61,13 @@ public:
 private:
     static constexpr std::size_t kUsualSegments = 8;
 
+    // Empties the readings for a new path, with room for its segments and every reading.
+    void start();
+
+    // Adds the Folded, Backslash and FoldedBackslash readings as the raw segments themselves
+    // (a path with nothing to fold or split), after the Raw one.
+    void share_raw_segments();
+
     std::vector<std::string_view> raw_;
     std::vector<std::string_view> folded_;
     std::vector<std::string_view> bs_raw_;
