@@ -23,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import fsbench  # noqa: E402  (GIT_ENV, the environment fsbench's git runs in)
+import fsbench  # noqa: E402  (GIT_ENV, the environment fsbench's git runs in; mountpoints)
 
 EMPTY = os.path.join(HERE, "..", "..", "examples", "policies", "empty.yaml")
 TCK = os.sysconf("SC_CLK_TCK")
@@ -37,11 +37,6 @@ def proc_times(pid: int) -> tuple[float, float, int]:
     return int(fields[11]) / TCK, int(fields[12]) / TCK, int(fields[7])
 
 
-def is_mounted(path: str) -> bool:
-    with open("/proc/self/mountinfo") as f:
-        return any(line.split()[4] == path for line in f)
-
-
 def sample(args, tarball: str, env: dict, policy: str, rnd: int) -> dict:
     ws = os.path.join(args.base_dir, f"git-cpu-split-{policy}-{rnd}")
     os.makedirs(ws)
@@ -50,7 +45,7 @@ def sample(args, tarball: str, env: dict, policy: str, rnd: int) -> dict:
                               stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
-            if is_mounted(ws):
+            if ws in fsbench.mountpoints():
                 break
             if daemon.poll() is not None:
                 raise RuntimeError(f"guardfs exited with {daemon.returncode}")
@@ -67,7 +62,7 @@ def sample(args, tarball: str, env: dict, policy: str, rnd: int) -> dict:
         wall = time.perf_counter() - t0
         u1, s1, f1 = proc_times(daemon.pid)
     finally:
-        if is_mounted(ws):
+        if ws in fsbench.mountpoints():
             subprocess.run(["fusermount3", "-u", ws], check=False)
         try:
             daemon.wait(timeout=30)
