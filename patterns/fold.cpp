@@ -18,8 +18,7 @@ namespace {
 // to 0x20, is what lowering adds.
 void lower_ascii_at(char* p) noexcept {
     std::uint64_t w = load_word(p, sizeof w);
-    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
-    w |= (ascii_capitals(w) & kHigh) >> 2U;
+    w |= (ascii_capitals(w) & kByteHighs) >> 2U;
     std::memcpy(p, &w, sizeof w);
 }
 
@@ -55,18 +54,15 @@ bool needs_fold(std::string_view s) noexcept {
 }
 
 bool is_ascii(std::string_view s) noexcept {
-    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
     std::uint64_t high = 0;
     std::size_t k = 0;
     for (; k + 8 <= s.size(); k += 8) {
-        std::uint64_t w = 0;
-        std::memcpy(&w, s.data() + k, sizeof w);
-        high |= w;
+        high |= load_word(s.data() + k, 8);
     }
     if (k < s.size()) {
         high |= load_word(s.data() + k, s.size() - k); // the last bytes, padded with zeros
     }
-    return (high & kHigh) == 0;
+    return (high & kByteHighs) == 0;
 }
 
 void fold_into(std::string_view s, std::string& out) {

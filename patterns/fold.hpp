@@ -12,6 +12,9 @@ namespace guardfs::patterns {
 
 // Eight bytes at a time (SWAR), shared by folding and by the scan of a path's segments:
 
+inline constexpr std::uint64_t kByteOnes = 0x0101010101010101ULL;  // 0x01 in each byte
+inline constexpr std::uint64_t kByteHighs = 0x8080808080808080ULL; // each byte's top bit
+
 // The n bytes at p (n at most 8) as a word, the rest zero: a zero byte is no capital, no
 // backslash and not high, so padding a name's last bytes with zeros adds nothing to a scan.
 inline std::uint64_t load_word(const void* p, std::size_t n) noexcept {
@@ -21,13 +24,12 @@ inline std::uint64_t load_word(const void* p, std::size_t n) noexcept {
 }
 
 // In the top bit of each byte of w: whether it is an ASCII capital A-Z, for bytes below 0x80
-// (the other bits mean nothing; mask with 0x80 in each byte). For such a byte b, b + (0x80 - 'A')
+// (the other bits mean nothing; mask with kByteHighs). For such a byte b, b + (0x80 - 'A')
 // has its top bit set iff b >= 'A', and b + (0x80 - 'Z' - 1) iff b > 'Z'; no sum carries into
 // the next byte. (Around a byte of 0x80 or more the sums may carry; callers count such a byte
 // by itself.)
 inline std::uint64_t ascii_capitals(std::uint64_t w) noexcept {
-    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-    return (w + (0x80 - 'A') * kOnes) & ~(w + (0x80 - 'Z' - 1) * kOnes);
+    return (w + (0x80 - 'A') * kByteOnes) & ~(w + (0x80 - 'Z' - 1) * kByteOnes);
 }
 
 // True when fold(s) could differ from s: s has an ASCII capital or any non-ASCII byte.

@@ -61,8 +61,6 @@ struct SegmentBytes {
 
 // What the bytes of one segment hold, eight at a time (SWAR: a byte's top bit says it holds one).
 SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
-    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
     std::uint64_t fold = 0;
     std::uint64_t backslash = 0;
     std::uint64_t high = 0;
@@ -72,8 +70,8 @@ SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
         // A zero byte in w ^ '\\'...: (v - 1) & ~v has its top bit set in a zero byte (and
         // perhaps above one: only "any" is asked; a borrow out of a zero byte only ever follows
         // a real backslash, so the zero padding of the last bytes adds none).
-        const std::uint64_t v = w ^ (kOnes * '\\');
-        backslash |= (v - kOnes) & ~v;
+        const std::uint64_t v = w ^ (kByteOnes * '\\');
+        backslash |= (v - kByteOnes) & ~v;
         high |= w;
     };
     std::size_t k = 0;
@@ -83,7 +81,8 @@ SegmentBytes scan_segment(const unsigned char* s, std::size_t len) noexcept {
     if (k < len) {
         take(load_word(s + k, len - k)); // the last bytes, padded with zeros
     }
-    return SegmentBytes{(fold & kHigh) != 0, (backslash & kHigh) != 0, (high & kHigh) != 0};
+    return SegmentBytes{(fold & kByteHighs) != 0, (backslash & kByteHighs) != 0,
+                        (high & kByteHighs) != 0};
 }
 
 // Calls f(segment, what its bytes hold) for each non-empty run of path between '/', from byte
