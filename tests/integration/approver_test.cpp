@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -457,17 +459,29 @@ TEST_CASE("the terminal approver is answered as a person would, under tmux",
     spec.extra_args = {"--approver-socket", sock, "--ask-timeout", "20"};
     MountedGuard g(spec);
 
+    // A tmux server of the test's own (-S), not the user's default one: the session never
+    // appears in their server, and the server and its socket go with the test.
     struct Tmux {
-        std::string session;
+        std::string socket;
 
-        ~Tmux() { run({"tmux", "kill-session", "-t", session}); }
-    } tmux{session};
+        ~Tmux() {
+            run({"tmux", "-S", socket, "kill-server"});
+            std::error_code ignored;
+            std::filesystem::remove(socket, ignored);
+        }
+    } tmux{std::filesystem::temp_directory_path() /
+           ("guardfs-tmux-server-" + std::to_string(::getpid()) + ".sock")};
 
-    REQUIRE(run({"tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
-                 std::string(GUARDFS_BIN) + " approve --socket " + sock})
+    auto tmux_run = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {"tmux", "-S", tmux.socket});
+        return run(args);
+    };
+
+    REQUIRE(tmux_run({"new-session", "-d", "-s", session, "-x", "120", "-y", "40",
+                      std::string(GUARDFS_BIN) + " approve --socket " + sock})
                 .exit_code == 0);
     auto screen = [&] {
-        return run({"tmux", "capture-pane", "-p", "-t", session}).out;
+        return tmux_run({"capture-pane", "-p", "-t", session}).out;
     };
     auto wait_for = [&](const std::string& text) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
@@ -492,18 +506,18 @@ TEST_CASE("the terminal approver is answered as a person would, under tmux",
     CHECK(shown.find("create") != std::string::npos);
     CHECK(shown.find("agent-config") != std::string::npos);
     CHECK(shown.find("pid") != std::string::npos);
-    run({"tmux", "send-keys", "-t", session, "a"});
+    tmux_run({"send-keys", "-t", session, "a"});
     w1.join();
     CHECK(first == 0);
     // deny
     std::atomic<int> second{-1};
     std::jthread w2([&] { second = write_text(g.ws(".claude/two.md"), "2"); });
     REQUIRE(wait_for(".claude/two.md"));
-    run({"tmux", "send-keys", "-t", session, "d"});
+    tmux_run({"send-keys", "-t", session, "d"});
     w2.join();
     CHECK(second == EACCES);
     CHECK(wait_for("denied"));
-    run({"tmux", "send-keys", "-t", session, "q"});
+    tmux_run({"send-keys", "-t", session, "q"});
     CHECK(g.unmount() == 0);
     CHECK(read_file(g.ws(".claude/one.md")) == "1");
     CHECK_FALSE(std::filesystem::exists(g.ws(".claude/two.md")));
