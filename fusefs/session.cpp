@@ -238,7 +238,6 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
             fs.read_face = compiled.value()->read.has_guard_rules();
             if (arbiter.audit() != nullptr) {
                 arbiter.audit()->set_all(compiled.value()->policy.audit.all);
-                arbiter.audit()->note("reload", "policy reloaded from " + policy.source);
             }
             std::fprintf(stderr, "guardfs: policy reloaded from %s\n", policy.source.c_str());
             set_status(fs, "ok");
@@ -389,9 +388,10 @@ int serve(const MountOptions& options, GuardSetup setup) {
     UnderlyingHostFiles host_files(fs.cfg, fs.inodes.root().fd.get());
     guard::AnswerStore answers(setup.answers);
     guard::AuditLog audit(setup.audit_fd, setup.audit_all);
-    auto log = [&audit](const std::string& message) {
+    // The approver's trouble goes to stderr; a decision it affects carries its own reason in the
+    // audit log ("...: approver stopped (fail closed)").
+    auto log = [](const std::string& message) {
         std::fprintf(stderr, "guardfs: %s\n", message.c_str());
-        audit.note("approver", message);
     };
     if (!setup.approver_command.empty()) {
         arbiter.set_approver(
@@ -466,7 +466,6 @@ int serve(const MountOptions& options, GuardSetup setup) {
     if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
         // Threads start only now: a fork (daemonizing) keeps none.
         fs.proc_fds = base::UniqueFd(::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
-        audit.note("mount", "guarding " + mountpoint);
         arbiter.start();
         // When the daemon replaces one of its own files under the mount (the allow file), the
         // kernel's cached entry for the name still leads to the old file: drop it. From a
@@ -522,7 +521,6 @@ int serve(const MountOptions& options, GuardSetup setup) {
         invalidator.stop();
         fs.reclaimer = nullptr; // the loop has ended: no request can reach it
         reclaimer.stop();
-        audit.note("unmount", "stopped guarding " + mountpoint);
     }
     serve_data_ops(nullptr, nullptr); // no request can reach `fs` any more
     fuse_session_unmount(se);

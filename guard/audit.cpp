@@ -29,6 +29,9 @@ std::string audit_json(const AuditEvent& e) {
     j["time"] = iso_time_now();
     const Request& r = *e.request;
     const Decision& d = *e.decision;
+    // design §7 names the field "operation"; "op" is the same value under the name the
+    // approver's questions use (§6), so one jq filter reads both.
+    j["operation"] = to_string(r.op);
     j["op"] = to_string(r.op);
     std::vector<std::string> paths;
     for (const auto& t : r.targets) {
@@ -75,7 +78,7 @@ std::string audit_json(const AuditEvent& e) {
         }
         j["answer"] = std::move(a);
     }
-    j["latency_us"] = e.latency.count();
+    j["latency"] = e.latency.count(); // microseconds, from the request to its final verdict
     j["reason"] = utf8_or_replacement(d.reason);
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -48,7 +48,9 @@ public:
     // Appends one line. Never throws; a failed write is dropped (the decision stands).
     void write(const AuditEvent& e) noexcept;
 
-    // Appends a line about the daemon itself (start, reload, approver trouble).
+    // Appends a line about the daemon itself: only a failed reload, which must say why even when
+    // the daemon runs in the background with no stderr (design §7). Everything else the daemon
+    // has to say goes to stderr, so that every other line is a decision.
     void note(std::string_view event, std::string_view message) noexcept;
 
 private:
