@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--ask-timeout", run.mount.ask_timeout, "seconds to wait for an answer")
         ->check(CLI::Range(0.001, 86400.0));
     run_cmd->add_option("--audit-log", run.mount.audit_log, "append a JSON line per decision");
+    // Accepted because design §11 gives run the mount options; run always waits for COMMAND.
+    run_cmd->add_flag("-f", run.mount.foreground, "stay in the foreground (always so)");
     run_cmd->add_option("-o", run.mount.fuse_options, "FUSE mount options")
         ->allow_extra_args(false);
     run_cmd->add_flag("--allow-unguarded", run.allow_unguarded,

@@ -67,6 +67,19 @@ TEST_CASE("guardfs run passes output and exit status through and guards the work
     CHECK(no_guardfs_mount_at(w.ws));
 }
 
+TEST_CASE("guardfs run takes -f, one of the mount options design §11 gives it, and still "
+          "waits for COMMAND",
+          "[integration][run]") {
+    require_fuse();
+    Workspace w;
+    const auto r = guardfs_run(w, "echo x > ws/.env; echo done > ws/new.txt; exit 3", {"-f"});
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("Permission denied") != std::string::npos);
+    CHECK(read_file(w.ws + "/.env") == "SECRET=1\n");
+    CHECK(read_file(w.ws + "/new.txt") == "done\n");
+    CHECK(no_guardfs_mount_at(w.ws));
+}
+
 TEST_CASE("every escape hatch tried from inside guardfs run fails and the guarded file is "
           "unchanged",
           "[integration][run][escape]") {
