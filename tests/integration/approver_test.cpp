@@ -1,6 +1,7 @@
 // Asking (issue #4, design §6, §7): a scripted approver answers ask verdicts; timeouts, crashes,
 // remembered answers at each scope, de-duplication, concurrency, the audit log, reload, and
 // guardfs's own files. Questions are counted on the approver's side (its log file).
+#include "support/audit_log.hpp"
 #include "support/mount_fixture.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -331,15 +332,9 @@ TEST_CASE("the audit log holds one parseable line per decision with the design's
         CHECK(::unlink(m.g->ws(".env").c_str()) == -1); // deny
         CHECK(m.g->unmount() == 0);
     }
-    std::ifstream in(log);
     // Every line is a decision (the mount, its approver starting and the unmount are told on
     // stderr), carrying the fields design §7 names, under those names.
-    std::vector<nlohmann::json> decisions;
-    for (std::string line; std::getline(in, line);) {
-        const auto j = nlohmann::json::parse(line, nullptr, false);
-        REQUIRE(j.is_object());
-        decisions.push_back(j);
-    }
+    auto decisions = audit_lines(log);
     REQUIRE(decisions.size() == 3);
     for (const auto& j : decisions) {
         for (const char* key : {"time", "operation", "paths", "verdict", "rule", "tier", "view",
@@ -378,11 +373,8 @@ TEST_CASE("a name with newlines, quotes and invalid UTF-8 keeps the audit log on
         MountedGuard g(spec);
         CHECK(write_text(g.ws(name), "x") == EACCES);
     }
-    std::ifstream in(log);
     bool found = false;
-    for (std::string line; std::getline(in, line);) {
-        const auto j = nlohmann::json::parse(line, nullptr, false);
-        REQUIRE(j.is_object());
+    for (const auto& j : audit_lines(log)) {
         if (j.contains("paths_hex")) {
             found = true;
             CHECK(j["paths_hex"][0].get<std::string>().size() % 2 == 0);
@@ -416,11 +408,8 @@ TEST_CASE("reload takes a valid policy and keeps the old one when the new one is
     // ... and in the audit log, the one line there that is not a decision (a daemon in the
     // background has no stderr); the successful reload before it wrote none.
     {
-        std::ifstream in(log);
         std::vector<nlohmann::json> events;
-        for (std::string line; std::getline(in, line);) {
-            const auto j = nlohmann::json::parse(line, nullptr, false);
-            REQUIRE(j.is_object());
+        for (const auto& j : audit_lines(log)) {
             if (!j.contains("verdict")) {
                 events.push_back(j);
             }

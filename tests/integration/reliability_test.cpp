@@ -7,6 +7,7 @@
 //
 // Tests that mount a tmpfs or an ext4 loop device need root; like require_fuse(), they fail in CI
 // without it and may be skipped locally with GUARDFS_ALLOW_SKIP=1.
+#include "support/audit_log.hpp"
 #include "support/mount_fixture.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -467,22 +468,6 @@ std::vector<std::string> exercise(const std::string& dir, const std::string& nam
 std::string without_mtime(const FileState& s) {
     return std::to_string(s.exists) + "|" + s.bytes + "|" + std::to_string(s.mode) + "|" +
            std::to_string(s.nlink) + "|" + s.xattrs;
-}
-
-// Every line of an audit log, parsed (a line that is not one JSON object fails the test).
-std::vector<nlohmann::json> audit_lines(const std::string& path) {
-    std::vector<nlohmann::json> out;
-    std::ifstream in(path, std::ios::binary);
-    std::size_t number = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++number;
-        CAPTURE(number, line.substr(0, 300));
-        nlohmann::json j;
-        REQUIRE_NOTHROW(j = nlohmann::json::parse(line));
-        REQUIRE(j.is_object());
-        out.push_back(std::move(j));
-    }
-    return out;
 }
 
 // ---- policies -------------------------------------------------------------------------------
