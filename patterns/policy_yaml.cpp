@@ -277,13 +277,10 @@ public:
                 read(v, p);
             } else if (key == "data_root") {
                 p.data_root_where = at(v);
+                // An empty value is taken, and exempts nothing (design §5: a root that reduces
+                // to nothing); being found, it also keeps $AGENT_DATA_DIR from applying.
                 std::vector<std::string> roots;
                 string_list(v, "'data_root'", roots);
-                for (const auto& r : roots) {
-                    if (r.empty()) {
-                        error(at(v), "'data_root' must not be empty");
-                    }
-                }
                 p.data_root = std::move(roots);
             } else if (key == "agent_config_dirs") {
                 agent_config_dirs(v, p);

@@ -169,6 +169,26 @@ TEST_CASE("a data root that straddles a deny row is refused with exit 2", "[cli]
     CHECK(r.err.find(".claude/settings.json") != std::string::npos);
 }
 
+TEST_CASE("a data root that reduces to nothing is taken and exempts nothing", "[cli][dataroot]") {
+    TempDir t;
+    const std::string root = t.mkdir("home/.sema/engine-data");
+    const std::string target = root + "/mem/today.md";
+    for (const std::string value : {"\"\"", "[\"\"]", "/", "[\"\", /]"}) {
+        CAPTURE(value);
+        const std::string policy =
+            t.write("p.yaml", "recommended: false\ndeny: [.sema]\ndata_root: " + value + "\n");
+        // Found first, the policy's value keeps $AGENT_DATA_DIR from applying.
+        const auto r =
+            guardfs_cmd({"check", "--policy", policy, target}, {}, {{"AGENT_DATA_DIR", root}});
+        CAPTURE(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(first_word(lines(r.out).at(0)) == "deny");
+    }
+    const auto flag = guardfs_cmd({"check", "--data-root", "", "--data-root", "/", target});
+    CHECK(flag.exit_code == 0);
+    CHECK(first_word(lines(flag.out).at(0)) == "ask"); // .sema: the agent-configuration tier
+}
+
 TEST_CASE("check judges both ends of rename, link and symlink", "[cli][check][views]") {
     TempDir t;
     t.write("w/.env", "SECRET=1\n");
