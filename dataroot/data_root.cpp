@@ -73,6 +73,14 @@ std::vector<std::string> DataRoots::keys(FsOps& fs) const {
         add(base::lexical_absolute(s, "/"));
         add(std::move(canonical.value()));
     }
+    // The same directories as a judged view may spell them (under a mount point and under its
+    // workspace): the same files, so no wider.
+    const std::size_t own = out.size();
+    for (std::size_t i = 0; i < own; ++i) {
+        for (std::string& alias : fs.aliases(out[i])) {
+            add(std::move(alias));
+        }
+    }
     return out;
 }
 

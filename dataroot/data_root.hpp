@@ -39,7 +39,8 @@ public:
 
     // The containment keys for this decision: for each spelling that resolves, its lexical form
     // and its canonical form, canonicalized now (not cached: a retargeted symlink is followed).
-    // A spelling that does not resolve contributes nothing; a key of "/" is never returned.
+    // A spelling that does not resolve contributes nothing; a key of "/" is never returned. Each
+    // key's aliases (FsOps::aliases: under a mount point and under its workspace) are keys too.
     [[nodiscard]] std::vector<std::string> keys(FsOps& fs) const;
 
 private:

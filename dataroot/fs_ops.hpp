@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -24,6 +25,13 @@ public:
 
     // The (st_dev, st_ino) of what abs_path names, following symlinks. Returns 0, or an errno.
     virtual int identity(const std::string& abs_path, dev_t& dev, ino_t& ino) = 0;
+
+    // Other absolute spellings of the same file by which a judged path may name it: under a
+    // FUSE mount point that differs from its workspace, the path below the other one of the two.
+    // None by default.
+    [[nodiscard]] virtual std::vector<std::string> aliases(const std::string& /*abs_path*/) const {
+        return {};
+    }
 };
 
 // Answers from the real filesystem with lstat(2) and readlink(2).

@@ -39,6 +39,26 @@ bool UnderlyingFs::relative(const std::string& abs_path, std::string& rel) const
     return false;
 }
 
+std::vector<std::string> UnderlyingFs::aliases(const std::string& abs_path) const {
+    std::vector<std::string> out;
+    auto map = [&](const std::string& from, const std::string& to) {
+        if (from == to || !under(abs_path, from)) {
+            return;
+        }
+        std::string other = to;
+        if (abs_path.size() > from.size()) {
+            if (other != "/") {
+                other += '/';
+            }
+            other.append(abs_path, from.size() + (from == "/" ? 0 : 1));
+        }
+        out.push_back(std::move(other));
+    };
+    map(cfg_.mount_spelled, cfg_.ws_real);
+    map(cfg_.ws_real, cfg_.mount_spelled);
+    return out;
+}
+
 int UnderlyingFs::lstat_kind(const std::string& abs_path, dataroot::FileKind& kind) {
     std::string rel;
 

@@ -50,6 +50,8 @@ public:
     int lstat_kind(const std::string& abs_path, dataroot::FileKind& kind) override;
     int read_link(const std::string& abs_path, std::string& target) override;
     int identity(const std::string& abs_path, dev_t& dev, ino_t& ino) override;
+    // A path under the mount point is also spelled under the workspace, and the other way round.
+    [[nodiscard]] std::vector<std::string> aliases(const std::string& abs_path) const override;
 
 private:
     // The part of abs_path below the mount (or the workspace), "." for the root itself; false

@@ -427,3 +427,26 @@ TEST_CASE("creates racing the judgement of their own lookups get the policy's an
     }
     CHECK(guarded_on_disk == 0);
 }
+
+TEST_CASE("the data root exempts writes through a mount point apart from the workspace, however "
+          "it is spelled",
+          "[integration][gate][dataroot]") {
+    // design §5 and §11 (guardfs mount WORKSPACE MOUNTPOINT): the agent writes under the mount
+    // point, the daemon also judges the workspace's own path; a root spelled either way names
+    // the same directory in both views.
+    const std::string spelled = GENERATE(as<std::string>{}, "{ws}", "{mnt}");
+    const bool separate = GENERATE(true, false);
+    CAPTURE(spelled, separate);
+    MountSpec spec = builtin_with_dirs({".sema/engine-data/x/.ssh"});
+    spec.separate_mountpoint = separate;
+    spec.extra_args = {"--data-root", spelled + "/.sema/engine-data"};
+    MountedGuard g(spec);
+    CHECK(write_text(g.mnt(".sema/engine-data/memory.md"), "today\n") == 0);
+    CHECK(read_file(g.mnt(".sema/engine-data/memory.md")) == "today\n");
+    CHECK(write_text(g.mnt(".sema/engine-data/x/.ssh/id_rsa"), "key\n") == EACCES);
+    CHECK(write_text(g.mnt(".sema/notes.md"), "mine\n") == EACCES); // ask, and no approver
+    REQUIRE(g.unmount() == 0);
+    CHECK(read_file(g.ws(".sema/engine-data/memory.md")) == "today\n");
+    CHECK_FALSE(file_state(g.ws(".sema/engine-data/x/.ssh/id_rsa")).exists);
+    CHECK_FALSE(file_state(g.ws(".sema/notes.md")).exists);
+}

@@ -136,6 +136,7 @@ MountedGuard::MountedGuard(MountSpec spec) {
         throw std::runtime_error("mkdtemp");
     }
     root_ = std::filesystem::canonical(tmpl).string();
+    separate_ = spec.separate_mountpoint;
     std::filesystem::create_directory(ws());
     if (spec.setup) {
         spec.setup(ws());
@@ -152,6 +153,13 @@ std::string MountedGuard::ws(const std::string& rel) const {
     return rel.empty() ? root_ + "/ws" : root_ + "/ws/" + rel;
 }
 
+std::string MountedGuard::mnt(const std::string& rel) const {
+    if (!separate_) {
+        return ws(rel);
+    }
+    return rel.empty() ? root_ + "/mnt" : root_ + "/mnt/" + rel;
+}
+
 void MountedGuard::start(const MountSpec& spec) {
     std::vector<std::string> argv{GUARDFS_BIN, "mount", "-f"};
     if (spec.transport == Transport::Ring) {
@@ -166,9 +174,11 @@ void MountedGuard::start(const MountSpec& spec) {
         argv.push_back(policy);
     }
     for (std::string a : spec.extra_args) {
-        // "{ws}" and "{root}" stand for the paths the fixture has just made.
+        // "{ws}", "{mnt}" and "{root}" stand for the paths the fixture has just made.
         for (const auto& [token, value] :
-             {std::pair<std::string, std::string>{"{ws}", ws()}, {"{root}", root_}}) {
+             {std::pair<std::string, std::string>{"{ws}", ws()},
+              {"{mnt}", mnt()},
+              {"{root}", root_}}) {
             for (auto at = a.find(token); at != std::string::npos; at = a.find(token)) {
                 a.replace(at, token.size(), value);
             }
@@ -176,12 +186,16 @@ void MountedGuard::start(const MountSpec& spec) {
         argv.push_back(a);
     }
     argv.push_back(ws());
+    if (separate_) {
+        std::filesystem::create_directory(mnt());
+        argv.push_back(mnt());
+    }
     log_path_ = root_ + "/daemon.log";
     pid_ = spawn(argv, log_path_, log_path_, spec.env);
     // Ready when the topmost mount at ws is guardfs (ws may be a mount point of its own: a test's
     // small tmpfs); give up if the daemon exits or 20 s pass.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (top_fstype(ws()) != "fuse.guardfs") {
+    while (top_fstype(mnt()) != "fuse.guardfs") {
         int status = 0;
         if (wait_for_exit(pid_, std::chrono::milliseconds(20), &status)) {
             pid_ = -1;
@@ -195,7 +209,7 @@ void MountedGuard::start(const MountSpec& spec) {
 }
 
 bool MountedGuard::mounted() const {
-    return !unmounted_ && top_fstype(ws()) == "fuse.guardfs";
+    return !unmounted_ && top_fstype(mnt()) == "fuse.guardfs";
 }
 
 std::string MountedGuard::daemon_log() const {
@@ -218,10 +232,10 @@ int MountedGuard::unmount() {
         return -1;
     }
     unmounted_ = true;
-    if (top_fstype(ws()) == "fuse.guardfs") {
-        run({"fusermount3", "-u", ws()});
-        if (top_fstype(ws()) == "fuse.guardfs") {
-            ::umount2(ws().c_str(), MNT_DETACH);
+    if (top_fstype(mnt()) == "fuse.guardfs") {
+        run({"fusermount3", "-u", mnt()});
+        if (top_fstype(mnt()) == "fuse.guardfs") {
+            ::umount2(mnt().c_str(), MNT_DETACH);
         }
     }
     int status = -1;
@@ -256,8 +270,8 @@ int MountedGuard::terminate(int sig) {
         wait_for_exit(pid_, std::chrono::seconds(10), &status);
     }
     pid_ = -1;
-    if (top_fstype(ws()) == "fuse.guardfs") {
-        ::umount2(ws().c_str(), MNT_DETACH);
+    if (top_fstype(mnt()) == "fuse.guardfs") {
+        ::umount2(mnt().c_str(), MNT_DETACH);
     }
     return exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -272,7 +286,7 @@ void MountedGuard::stop() noexcept {
             wait_for_exit(pid_, std::chrono::seconds(10));
             pid_ = -1;
         }
-        if (!root_.empty() && !is_mount_point(ws())) {
+        if (!root_.empty() && !is_mount_point(ws()) && !is_mount_point(mnt())) {
             std::error_code ec;
             std::filesystem::remove_all(root_, ec);
         }

@@ -36,6 +36,8 @@ struct MountSpec {
     std::function<void(const std::string& ws)> setup; // fills the workspace before the mount
     std::map<std::string, std::string> env;           // extra environment for the daemon
     Transport transport = Transport::Ring;
+    // Mount on <root>/mnt (guardfs mount WORKSPACE MOUNTPOINT) instead of over ws/ itself.
+    bool separate_mountpoint = false;
 };
 
 class MountedGuard {
@@ -51,8 +53,11 @@ public:
     // The temporary directory that holds everything.
     [[nodiscard]] const std::string& root() const { return root_; }
 
-    // A path in the guarded workspace: "<root>/ws/<rel>" (the mount is in place).
+    // A path in the workspace: "<root>/ws/<rel>" (guarded when the mount is in place).
     [[nodiscard]] std::string ws(const std::string& rel = "") const;
+
+    // A path under the mount point: "<root>/mnt/<rel>" with a separate mount point, else ws(rel).
+    [[nodiscard]] std::string mnt(const std::string& rel = "") const;
 
     [[nodiscard]] pid_t daemon_pid() const { return pid_; }
 
@@ -78,6 +83,7 @@ private:
     void stop() noexcept;
 
     std::string root_;
+    bool separate_ = false;
     pid_t pid_ = -1;
     int log_fd_ = -1;
     std::string log_path_;

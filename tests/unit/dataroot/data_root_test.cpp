@@ -111,3 +111,42 @@ TEST_CASE("a missing root exempts nothing", "[dataroot][keys]") {
         CHECK(k != "/");
     }
 }
+
+namespace {
+
+// The real filesystem, with every path below `from` also spelled below `to` (as a FUSE mount
+// point and its workspace are).
+class AliasingFs final : public FsOps {
+public:
+    AliasingFs(std::string from, std::string to) : from_(std::move(from)), to_(std::move(to)) {}
+
+    int lstat_kind(const std::string& p, FileKind& k) override { return real_.lstat_kind(p, k); }
+    int read_link(const std::string& p, std::string& t) override { return real_.read_link(p, t); }
+    int identity(const std::string& p, dev_t& d, ino_t& i) override {
+        return real_.identity(p, d, i);
+    }
+    [[nodiscard]] std::vector<std::string> aliases(const std::string& p) const override {
+        if (p.rfind(from_ + "/", 0) == 0) {
+            return {to_ + p.substr(from_.size())};
+        }
+        return {};
+    }
+
+private:
+    RealFs real_;
+    std::string from_;
+    std::string to_;
+};
+
+} // namespace
+
+TEST_CASE("a root's aliases are keys too, and only for a root that resolves", "[dataroot][keys]") {
+    TempDir t;
+    t.mkdir("ws/data");
+    AliasingFs fs(t / "ws", "/mnt/elsewhere");
+    const auto keys = DataRoots({t / "ws/data"}).keys(fs);
+    CHECK(std::find(keys.begin(), keys.end(), t / "ws/data") != keys.end());
+    CHECK(std::find(keys.begin(), keys.end(), "/mnt/elsewhere/data") != keys.end());
+    CHECK(keys.size() == 2);
+    CHECK(DataRoots({t / "ws/missing"}).keys(fs).empty());
+}
