@@ -2,16 +2,19 @@
 // Each path is judged as the FUSE layer would judge it, with the views that need no mount: the
 // path as spelled, its canonical form, a symlink's target, and both ends of a rename or link.
 #include "app/commands.hpp"
+#include "base/io.hpp"
 #include "base/path.hpp"
 #include "dataroot/canonicalize.hpp"
 #include "guard/json_text.hpp"
 #include "guard/judge.hpp"
+#include "patterns/fold.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace guardfs::app {
@@ -77,6 +80,12 @@ Built make_target(const std::string& arg, Role role, bool follow_last, bool thro
     }
     if (::stat(spelled.c_str(), &st) == 0) {
         b.target.identity = guard::FileId{st.st_dev, st.st_ino};
+    }
+    // As the mount judges a new `.git` that is not a directory: by what its directory holds.
+    const std::size_t slash = spelled.rfind('/');
+    if (!b.target.exists && patterns::folds_to(spelled.substr(slash + 1), ".git")) {
+        const std::string dir = slash == 0 ? "/" : spelled.substr(0, slash);
+        b.target.among_others = base::has_entries(AT_FDCWD, dir.c_str());
     }
     return b;
 }

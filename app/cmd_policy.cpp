@@ -71,7 +71,8 @@ int cmd_policy_recommended() {
            "#       adds or changes a key through which git runs a program or reads a file)\n"
            "#     config.worktree, commondir, info/attributes\n"
            "#   and an existing .git that is a file (a gitdir pointer): not rewritten, removed\n"
-           "#   or renamed; renaming .git, hooks/ or info/ away or into place is refused.\n";
+           "#   or renamed; a new one only in an empty directory, a new commondir only in\n"
+           "#   worktrees/<name>/; renaming .git, hooks/ or info/ away or into place is refused.\n";
     out += "deny:\n";
     print_rows(out, "agent configuration: files and executable bodies", guard::agent_config_rows(),
                patterns::Verdict::Deny);

@@ -3,7 +3,10 @@
 
 #include <array>
 #include <cerrno>
+#include <cstring>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace guardfs::base {
@@ -24,6 +27,29 @@ int read_to_end(int fd, std::string& out) {
         }
         out.append(buf.data(), static_cast<std::size_t>(n));
     }
+}
+
+bool has_entries(int dirfd, const char* dir) {
+    const int fd = ::openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return true;
+    }
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+        ::close(fd);
+        return true;
+    }
+    bool any = false;
+    errno = 0;
+    while (const dirent* e = ::readdir(d)) {
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+            any = true;
+            break;
+        }
+    }
+    any = any || errno != 0;
+    ::closedir(d);
+    return any;
 }
 
 } // namespace guardfs::base

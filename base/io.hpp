@@ -9,4 +9,9 @@ namespace guardfs::base {
 // Returns 0, or the errno of the failed read.
 int read_to_end(int fd, std::string& out);
 
+// Whether the directory `dir` (relative to `dirfd`, which may be an O_PATH descriptor) holds an
+// entry besides "." and "..". True also when it cannot be read: the caller's guard then takes the
+// stricter side.
+bool has_entries(int dirfd, const char* dir);
+
 } // namespace guardfs::base

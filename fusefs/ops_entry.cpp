@@ -2,6 +2,7 @@
 // symlink, rename, link, access, statfs (design §3, §9). Every slot that changes the tree is built
 // with gated<>: build the targets (every view), one gate decision, then the *at() call on the
 // same descriptors.
+#include "base/io.hpp"
 #include "base/path.hpp"
 #include "dataroot/canonicalize.hpp"
 #include "fusefs/handlers.hpp"
@@ -321,6 +322,9 @@ int build_new_entry(Fs& fs, Prepared& p, fuse_ino_t parent, const char* name, Op
     }
     if (patterns::folds_to(name, ".git")) {
         stat_entry(dir, name, t); // the gitdir-pointer row needs to know what is there
+        if (!t.exists && kind != Kind::Directory) {
+            t.among_others = base::has_entries(dir.fd.get(), ".");
+        }
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 // lseek. Write permission is decided when a file is opened (style guide B.6 rule 4): open and
 // create judge the original flags (O_TRUNC counts even with O_RDONLY) and store the grant in the
 // FileHandle; data writes use FileHandle::write_fd() and never ask again.
+#include "base/io.hpp"
 #include "fusefs/channel.hpp"
 #include "fusefs/handlers.hpp"
 #include "fusefs/ops_common.hpp"
@@ -209,6 +210,8 @@ int build_create(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
 
         if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
             t.exists = true; // the kernel thought it absent; rows for existing files apply
+        } else if (patterns::folds_to(name, ".git")) {
+            t.among_others = base::has_entries(dir.fd.get(), ".");
         }
     }
     p.flags = fi->flags;

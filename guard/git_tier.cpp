@@ -109,7 +109,9 @@ GitMatch surface_at(Segs tail) noexcept {
         return {GitSurface::Attributes, ".git/info/attributes"};
     }
     if (first == "modules") {
-        // Every split of the module name (wide): modules/<name...>/<surface>.
+        // Every split of the module name (wide): modules/<name...>/<surface>. A new commondir
+        // is never let in here: the wide match also reads `<name>/worktrees/<wt>` as the name of
+        // a module, whose own git directory git never gives one.
         for (std::size_t k = 2; k < tail.size(); ++k) {
             GitMatch m = surface_at(tail.subspan(k));
             if (m.matched()) {
@@ -120,6 +122,7 @@ GitMatch surface_at(Segs tail) noexcept {
                 } else {
                     m.row = ".git/modules/<name>/...";
                 }
+                m.new_allowed = false;
                 return m;
             }
         }
@@ -129,6 +132,7 @@ GitMatch surface_at(Segs tail) noexcept {
         GitMatch m = surface_at(tail.subspan(2));
         if (m.matched()) {
             m.row = ".git/worktrees/<name>/...";
+            m.new_allowed = m.surface == GitSurface::Commondir && tail.size() == 3;
         }
         return m;
     }
@@ -193,6 +197,12 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
             if (!is_dir && t.exists) {
                 return {GitSurface::Pointer, ".git (gitdir pointer file)"};
             }
+            // A new pointer goes only into an empty directory, as git writes one (git worktree
+            // add, a submodule's clone): beside a working tree, as after `rm -rf .git`, it would
+            // aim that tree's git at other hooks and config.
+            if (!is_dir && t.among_others) {
+                return {GitSurface::Pointer, ".git (new gitdir pointer beside other files)"};
+            }
             best.possible = true;
             continue;
         }
@@ -214,9 +224,9 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
                 continue;
             }
             // `git worktree add` writes a new worktree's commondir with a plain create, as it
-            // writes the new worktree's `.git` pointer: a new one may be created, an existing
-            // one is never rewritten (docs/git-tier.md says what this leaves open).
-            if (m.surface == GitSurface::Commondir && op == Op::Create && !t.exists) {
+            // writes the new worktree's `.git` pointer: a new one may be created there, an
+            // existing one is never rewritten (docs/git-tier.md says what this leaves open).
+            if (m.new_allowed && op == Op::Create && !t.exists) {
                 continue;
             }
             return m;

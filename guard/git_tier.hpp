@@ -32,6 +32,9 @@ struct GitMatch {
     // have matched (a `.git` entry itself, or a surface that this operation may touch). False
     // means no operation on this path is the git tier's business (Decision::settled).
     bool possible = false;
+    // A commondir where `git worktree add` creates one (<gitdir>/worktrees/<name>/commondir): a
+    // new one may be created there. Anywhere else git never writes one.
+    bool new_allowed = false;
 
     [[nodiscard]] bool matched() const noexcept { return surface != GitSurface::None; }
 };

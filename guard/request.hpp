@@ -69,6 +69,10 @@ struct Target {
     std::optional<FileId> identity; // the existing inode, when known
     Role role = Role::Only;
     bool leaves_tree = false; // a LinkTarget that lies outside the mounted tree
+    // A new name `.git` only: the directory it lands in already holds other entries (a gitdir
+    // pointer put beside a working tree would aim it at other hooks; git writes new ones into
+    // empty directories).
+    bool among_others = false;
     // A Decision::settled token the FUSE layer kept from a decision about these same views (the
     // one that made this file or renamed it there, or a recent one at the same path). While it
     // holds (the same judge and policy generation) the views are not walked again: they match

@@ -271,6 +271,43 @@ TEST_CASE("rm -rf of a repository works, and a removed config or hook cannot com
     CHECK_FALSE(std::filesystem::exists(g.ws("cl/.git/config")));
 }
 
+TEST_CASE("a commondir or a gitdir pointer cannot aim an existing working tree at other hooks",
+          "[integration][git][pointer]") {
+    // design §4a: commondir and a `.git` that is a regular file stay guarded. An agent copies a
+    // git directory, plants a hook in the copy (no git directory by name, so not guarded), and
+    // aims the user's repository at it: through a new commondir, or by replacing .git with a
+    // pointer. The user's next commit would run the hook.
+    MountedGuard g(builtin_policy());
+    const std::string home = g.root() + "/home";
+    std::filesystem::create_directories(home);
+    const std::string marker = g.root() + "/planted-program-ran";
+    REQUIRE(git("for r in r1 r2; do git init -q $r && (cd $r && echo a > a && git add a && "
+                "git commit -qm a) || exit 1; done && cp -r r1/.git evil && printf '#!/bin/sh\\ntouch " +
+                    marker + "\\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit",
+                g.ws(), home)
+                .exit_code == 0);
+    // a commondir in the repository's own git directory (git writes one only for a worktree)
+    CHECK(git("echo ../../evil > .git/commondir", g.ws("r1"), home).exit_code != 0);
+    CHECK(git("echo ../../evil > .git/cd.new && mv .git/cd.new .git/commondir", g.ws("r1"), home)
+              .exit_code != 0);
+    CHECK_FALSE(std::filesystem::exists(g.ws("r1/.git/commondir")));
+    const auto commit = git("git commit -qm b --allow-empty", g.ws("r1"), home);
+    CAPTURE(commit.err);
+    CHECK(commit.exit_code == 0);
+    // .git removed (allowed: rm -rf of a repository works) and a pointer put in its place
+    CHECK(git("rm -rf .git", g.ws("r2"), home).exit_code == 0);
+    CHECK(git("echo 'gitdir: ../evil' > .git", g.ws("r2"), home).exit_code != 0);
+    CHECK(git("echo 'gitdir: ../evil' > ../ptr && ln ../ptr .git", g.ws("r2"), home).exit_code !=
+          0);
+    CHECK(git("python3 -c \"import os; os.mknod('.git')\"", g.ws("r2"), home).exit_code != 0);
+    CHECK_FALSE(std::filesystem::exists(g.ws("r2/.git")));
+    CHECK(git("git -C " + g.ws("r2") + " commit -qm b --allow-empty", g.ws(), home).exit_code !=
+          0); // no repository there any more
+    CHECK_FALSE(std::filesystem::exists(marker));
+    // where git writes a new pointer, into an empty directory, one may still be created
+    CHECK(git("mkdir fresh && echo 'gitdir: ../evil' > fresh/.git", g.ws(), home).exit_code == 0);
+}
+
 TEST_CASE("a trusted hook is let in by a policy allow row where its row is ask",
           "[integration][git]") {
     // The git tier's hook rows are deny: nothing lifts them (design §2). A trusted hook is kept

@@ -79,6 +79,11 @@ TEST_CASE("an existing .git pointer file is not rewritten, removed or renamed, a
     guard::Target fresh = test::target("/w/wt/.git");
     fresh.kind = Kind::File;
     CHECK(j.decide(test::request(Op::Create, {fresh})).verdict == Verdict::Allow);
+    // beside a working tree (after `rm -rf .git`) a new pointer would redirect that tree's git
+    fresh.among_others = true;
+    for (const Op op : {Op::Create, Op::Mknod, Op::Link, Op::Write}) {
+        CHECK(j.decide(test::request(op, {fresh})).verdict == Verdict::Deny);
+    }
     guard::Target dir = test::target("/w/repo/.git");
     dir.kind = Kind::Directory;
     CHECK(j.decide(test::request(Op::Mkdir, {dir})).verdict == Verdict::Allow);
@@ -105,6 +110,23 @@ TEST_CASE("removing a hook, config or attributes file is allowed, putting one ba
     guard::Target fresh = test::target(path);
     fresh.kind = Kind::File;
     CHECK(j.decide(test::request(Op::Create, {fresh})).verdict == Verdict::Deny);
+}
+
+TEST_CASE("a new commondir may be created only where git worktree add writes one",
+          "[guard][git][commondir]") {
+    const guard::Judge j = git_only();
+    auto create = [&](const std::string& path) {
+        guard::Target fresh = test::target(path);
+        fresh.kind = Kind::File;
+        return j.decide(test::request(Op::Create, {fresh})).verdict;
+    };
+    CHECK(create("/w/.git/worktrees/wt/commondir") == Verdict::Allow);
+    CHECK(create("/w/.git/commondir") == Verdict::Deny);
+    CHECK(create("/w/.git/modules/sub/commondir") == Verdict::Deny);
+    // Module names are matched wide: "sub/worktrees/wt" may be a module whose own git directory
+    // this is, so a submodule's worktree cannot be added inside the mount (docs/git-tier.md).
+    CHECK(create("/w/.git/modules/sub/worktrees/wt/commondir") == Verdict::Deny);
+    CHECK(create("/w/.git/modules/worktrees/wt/commondir") == Verdict::Deny);
 }
 
 TEST_CASE("an existing commondir is not removed: a new one may be created, so removal would be a "
