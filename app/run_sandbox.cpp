@@ -218,6 +218,34 @@ void forward_signals_to(pid_t pid) {
     }
 }
 
+// Standard input, output or error that is a directory opened before the mount leads to the
+// unguarded tree below it (/proc/self/fd/2/.env), as the old working directory would: each is
+// opened again by its path, now through the guard, or replaced by /dev/null when that fails. A
+// regular file stays: it reaches that one file, which whoever started the command chose.
+void reopen_directory_stdio() {
+    for (int fd = 0; fd <= 2; ++fd) {
+        struct stat st {};
+
+        if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            continue;
+        }
+        std::array<char, 4097> path{};
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        const ssize_t n = ::readlink(link.c_str(), path.data(), path.size() - 1);
+        int again = -1;
+        if (n > 0 && static_cast<std::size_t>(n) < path.size() - 1 && path[0] == '/') {
+            again = ::open(path.data(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (again < 0) {
+            again = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        }
+        if (again < 0 || ::dup2(again, fd) < 0) {
+            die("cannot open standard input, output or error again through the guard");
+        }
+        ::close(again);
+    }
+}
+
 [[noreturn]] void command_main(const CommandSpec& spec) {
     for (int sig = 1; sig < NSIG; ++sig) {
         ::signal(sig, SIG_DFL);
@@ -230,6 +258,7 @@ void forward_signals_to(pid_t pid) {
     if (::chdir(spec.cwd.c_str()) != 0 && ::chdir("/") != 0) {
         die("cannot enter the working directory");
     }
+    reopen_directory_stdio();
     ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     ::umask(spec.umask);
     drop_capabilities(spec.invoked_as_root);

@@ -127,6 +127,36 @@ TEST_CASE("every escape hatch tried from inside guardfs run fails and the guarde
     CHECK(file_state(w.ws + "/.env") == before);
 }
 
+TEST_CASE("a directory handed over as standard input or error does not lead around the guard",
+          "[integration][run][escape]") {
+    // A descriptor opened before the mount, on the workspace or above it, reaches the tree below
+    // the guard by its /proc/self/fd link; guardfs run opens such a directory again through it.
+    require_fuse();
+    Workspace w;
+    const FileState before = file_state(w.ws + "/.env");
+    const std::string script = w.t.write(
+        "script.sh", "for f in /proc/self/fd/0/.env /proc/self/fd/2/ws/.env; do\n"
+                     "  (echo x >> $f) 2>/dev/null && echo ESCAPED $f\n"
+                     "done\n"
+                     "ls /proc/self/fd/0/ | grep -q notes.txt && echo LISTED\n"
+                     "echo done\n");
+    const auto r = run({"/bin/sh", "-c",
+                        std::string("exec ") + GUARDFS_BIN + " run --policy " + w.policy + " " +
+                            w.ws + " -- /bin/sh " + script + " 0<" + w.ws + " 2<" + w.t.path()},
+                       [&] {
+                           RunOptions o;
+                           o.cwd = w.t.path();
+                           o.timeout = std::chrono::seconds(60);
+                           return o;
+                       }());
+    CAPTURE(r.out, r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("done") != std::string::npos);
+    CHECK(r.out.find("LISTED") != std::string::npos); // the same directory, through the guard
+    CHECK(r.out.find("ESCAPED") == std::string::npos);
+    CHECK(file_state(w.ws + "/.env") == before);
+}
+
 TEST_CASE("a process outside sees no mount while the command runs, and nothing is left after "
           "it ends",
           "[integration][run]") {
