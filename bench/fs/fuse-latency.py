@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""How long cmake's configure step waits on each FUSE request (issue #6, "where the time goes").
+"""How long a build step waits on each FUSE request (issue #6, "where the time goes").
 
 Runs as root. For each contender (fsbench.py's: guardfs-rec, guardfs-empty, bindfs, mergerfs,
 fuse-overlayfs, mounted with fsbench's options) the script mounts it once over a fresh sample
-directory, then runs cmake's configure step of fsbench's C project (write_cproj: 50 files)
---runs times, each on a fresh copy under `perf record -a` of the kernel's
+directory, then runs a step of fsbench's build of its C project (write_cproj: 50 files) --runs times,
+each on a fresh copy, under `perf record -a` of the kernel's
 fuse:fuse_request_send and fuse:fuse_request_end tracepoints (Linux 6.13 and later). It prints
 per contender: requests per run, the time callers waited on all requests but RELEASE (sent in
 the background after close(2), nobody waits on it), and each kind's median latency. Tracing
 adds to every request's latency; compare contenders, not absolute times. fuse.enable_uring is
-turned on for the run, as fsbench does, and put back afterwards.
+turned on for the run, as fsbench does, and put back afterwards. The step is cmake's configure
+step (the default), or make (`--step make`: `cmake --build build -j2` as fsbench times it,
+after an untraced configure step).
 
   python3 bench/fs/fuse-latency.py [--guardfs BIN] [--guardfs-options '-o no_io_uring']
-                                   [--base-dir DIR] [--out DIR] [--runs N] [CONTENDER...]
+                                   [--base-dir DIR] [--out DIR] [--runs N] [--step make]
+                                   [CONTENDER...]
   python3 bench/fs/fuse-latency.py --report --out DIR CONTENDER...   # summarise traces again
 """
 import argparse
@@ -35,6 +38,7 @@ import fsbench  # noqa: E402  (contenders, mounts and the C project, shared with
 EVENT = re.compile(r"\s(\d+\.\d+):\s+fuse:fuse_request_(send|end):.*?\breq (\d+)")
 OPCODE = re.compile(r"opcode \d+ \((\w+)\)")
 CONFIGURE = ["cmake", "-S", ".", "-B", "build", "-G", "Unix Makefiles"]
+MAKE = ["cmake", "--build", "build", "-j2"]
 
 
 def latencies(path: str) -> dict[str, list[float]]:
@@ -57,7 +61,7 @@ def latencies(path: str) -> dict[str, list[float]]:
 
 
 def trace(name: str, args, base: str) -> None:
-    """Mounts `name` once and traces --runs configure steps through it into OUT/NAME-K.txt."""
+    """Mounts `name` once and traces --runs build steps through it into OUT/NAME-K.txt."""
     sdir = tempfile.mkdtemp(prefix=f"{name}.", dir=base)
     dirs = fsbench.make_dirs(name, sdir)
     mounts = fsbench.Mounts(sdir)
@@ -74,11 +78,15 @@ def trace(name: str, args, base: str) -> None:
         for k in range(1, args.runs + 1):
             shutil.rmtree(proj, ignore_errors=True)
             subprocess.run(["cp", "-a", args.cproj, proj], check=True)
+            if args.step == "make":
+                subprocess.run(CONFIGURE, cwd=proj, env=env, check=True,
+                               stdout=subprocess.DEVNULL)
             os.sync()
             time.sleep(1)
             data = os.path.join(args.out, f"{name}-{k}.data")
             subprocess.run(["perf", "record", "-q", "-e", "fuse:fuse_request_send", "-e",
-                            "fuse:fuse_request_end", "-a", "-o", data, "--", *CONFIGURE],
+                            "fuse:fuse_request_end", "-a", "-o", data, "--",
+                            *(MAKE if args.step == "make" else CONFIGURE)],
                            cwd=proj, env=env, check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
             with open(os.path.join(args.out, f"{name}-{k}.txt"), "w") as f:
@@ -122,6 +130,7 @@ def main() -> int:
     ap.add_argument("--base-dir", default="/var/tmp", help="parent of the temporary tree")
     ap.add_argument("--out", default="/var/tmp/fuse-latency", help="perf data and its text")
     ap.add_argument("--runs", type=int, default=6)
+    ap.add_argument("--step", choices=["configure", "make"], default="configure")
     ap.add_argument("--report", action="store_true", help="only summarise the traces in --out")
     args = ap.parse_args()
     for name in args.contenders:
