@@ -282,7 +282,8 @@ TEST_CASE("a commondir or a gitdir pointer cannot aim an existing working tree a
     std::filesystem::create_directories(home);
     const std::string marker = g.root() + "/planted-program-ran";
     REQUIRE(git("for r in r1 r2; do git init -q $r && (cd $r && echo a > a && git add a && "
-                "git commit -qm a) || exit 1; done && cp -r r1/.git evil && printf '#!/bin/sh\\ntouch " +
+                "git commit -qm a) || exit 1; done && cp -r r1/.git evil && printf "
+                "'#!/bin/sh\\ntouch " +
                     marker + "\\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit",
                 g.ws(), home)
                 .exit_code == 0);

@@ -134,12 +134,12 @@ TEST_CASE("a directory handed over as standard input or error does not lead arou
     require_fuse();
     Workspace w;
     const FileState before = file_state(w.ws + "/.env");
-    const std::string script = w.t.write(
-        "script.sh", "for f in /proc/self/fd/0/.env /proc/self/fd/2/ws/.env; do\n"
-                     "  (echo x >> $f) 2>/dev/null && echo ESCAPED $f\n"
-                     "done\n"
-                     "ls /proc/self/fd/0/ | grep -q notes.txt && echo LISTED\n"
-                     "echo done\n");
+    const std::string script =
+        w.t.write("script.sh", "for f in /proc/self/fd/0/.env /proc/self/fd/2/ws/.env; do\n"
+                               "  (echo x >> $f) 2>/dev/null && echo ESCAPED $f\n"
+                               "done\n"
+                               "ls /proc/self/fd/0/ | grep -q notes.txt && echo LISTED\n"
+                               "echo done\n");
     const auto r = run({"/bin/sh", "-c",
                         std::string("exec ") + GUARDFS_BIN + " run --policy " + w.policy + " " +
                             w.ws + " -- /bin/sh " + script + " 0<" + w.ws + " 2<" + w.t.path()},

@@ -175,10 +175,9 @@ void MountedGuard::start(const MountSpec& spec) {
     }
     for (std::string a : spec.extra_args) {
         // "{ws}", "{mnt}" and "{root}" stand for the paths the fixture has just made.
-        for (const auto& [token, value] :
-             {std::pair<std::string, std::string>{"{ws}", ws()},
-              {"{mnt}", mnt()},
-              {"{root}", root_}}) {
+        for (const auto& [token, value] : {std::pair<std::string, std::string>{"{ws}", ws()},
+                                           {"{mnt}", mnt()},
+                                           {"{root}", root_}}) {
             for (auto at = a.find(token); at != std::string::npos; at = a.find(token)) {
                 a.replace(at, token.size(), value);
             }

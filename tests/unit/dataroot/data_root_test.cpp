@@ -121,10 +121,13 @@ public:
     AliasingFs(std::string from, std::string to) : from_(std::move(from)), to_(std::move(to)) {}
 
     int lstat_kind(const std::string& p, FileKind& k) override { return real_.lstat_kind(p, k); }
+
     int read_link(const std::string& p, std::string& t) override { return real_.read_link(p, t); }
+
     int identity(const std::string& p, dev_t& d, ino_t& i) override {
         return real_.identity(p, d, i);
     }
+
     [[nodiscard]] std::vector<std::string> aliases(const std::string& p) const override {
         if (p.rfind(from_ + "/", 0) == 0) {
             return {to_ + p.substr(from_.size())};
