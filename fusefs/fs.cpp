@@ -257,6 +257,19 @@ int underlying_path(Fs& fs, const Inode& inode, std::string& out) {
             st.st_nlink == 0 || (S_ISDIR(st.st_mode) && st.st_nlink < 2)) {
             return ENOENT;
         }
+
+        // A live file whose name the daemon held it by was removed (underneath, or through the
+        // mount while another name keeps it): judged by that former name, one the guard has
+        // seen for it (design §3); the names it was looked up by since are its other views.
+        struct stat named {};
+
+        const std::size_t rel = fs.cfg.ws_real == "/" ? 1 : fs.cfg.ws_real.size() + 1;
+        if (!under(out, fs.cfg.ws_real) || out.size() <= rel ||
+            ::fstatat(fs.inodes.root().fd.get(), out.c_str() + rel, &named, AT_SYMLINK_NOFOLLOW) !=
+                0 ||
+            named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
+            out.resize(out.size() - kDeleted.size());
+        }
     }
     if (!under(out, fs.cfg.ws_real)) {
         return EXDEV;

@@ -119,19 +119,23 @@ void InodeTable::forget(std::uint64_t ino, std::uint64_t n) noexcept {
     }
 }
 
-void InodeTable::touch(Inode& inode, const Inode& parent, std::string_view name) {
+bool InodeTable::touch(Inode& inode, const Inode& parent, std::string_view name) {
     if (&inode == &root_) {
-        return;
+        return false;
     }
     inode.stamp.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
                       std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(inode.m);
+    const bool elsewhere =
+        inode.has_parent && (inode.parent_dev != parent.dev || inode.parent_ino != parent.ino ||
+                             inode.entry_name != name);
     inode.has_parent = true;
     inode.parent_dev = parent.dev;
     inode.parent_ino = parent.ino;
     if (inode.entry_name != name) {
         inode.entry_name.assign(name);
     }
+    return elsewhere;
 }
 
 Inode* InodeTable::pin_parent(const Inode& inode, std::string& name) {

@@ -135,8 +135,9 @@ public:
     }
 
     // Records that the kernel looked `inode` up as `name` in the directory `parent`, now (also
-    // after a rename through the mount, which moves the kernel's entry without a lookup).
-    void touch(Inode& inode, const Inode& parent, std::string_view name);
+    // after a rename through the mount, which moves the kernel's entry without a lookup). True
+    // when it had been recorded under another directory or name before.
+    bool touch(Inode& inode, const Inode& parent, std::string_view name);
 
     // The directory `inode` was last looked up in, with its lookup count raised by one so that
     // it stays in the table (give it back with forget(id_of(*parent), 1); the root is never

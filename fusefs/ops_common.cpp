@@ -118,16 +118,17 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_
     }
     Inode& in = *found;
     e.ino = fs.inodes.id_of(in);
-    fs.inodes.touch(in, parent, name);
+    const bool renamed = fs.inodes.touch(in, parent, name);
     if (fs.reclaimer != nullptr) {
         fs.reclaimer->noticed(fs.inodes.approx_size());
     }
     if (fs.self_files.contains(e.attr.st_dev, e.attr.st_ino)) {
         e.attr_timeout = 0; // written by the daemon underneath the mount: never cached
     }
-    if (S_ISREG(e.attr.st_mode) && e.attr.st_nlink > 1) {
+    if (S_ISREG(e.attr.st_mode) && (e.attr.st_nlink > 1 || renamed)) {
         // A file with several names: remember this one, so that writing through any name is
-        // judged by all of them (design §3).
+        // judged by all of them (design §3). So too a file found by another name than before
+        // (linked, renamed or unlinked underneath): the name the daemon holds it by may be gone.
         std::string path;
         if (underlying_path(fs, parent, path) == 0) {
             if (path != "/") {

@@ -450,3 +450,43 @@ TEST_CASE("the data root exempts writes through a mount point apart from the wor
     CHECK_FALSE(file_state(g.ws(".sema/engine-data/x/.ssh/id_rsa")).exists);
     CHECK_FALSE(file_state(g.ws(".sema/notes.md")).exists);
 }
+
+TEST_CASE("a file keeps a guarded name's verdict, and gets a new name's, when names change "
+          "underneath",
+          "[integration][gate][hardlink]") {
+    // design §3: once any name of an inode was guarded, the inode carries that verdict, and every
+    // name the guard has seen for it counts. The daemon holds a file by the name it first met;
+    // when that name is removed underneath while another keeps the file, it was judged by the
+    // kernel's "<path> (deleted)" until 2026-12-07.
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".netrc\", \".env\"]\n";
+    const auto under = hold_underneath(spec, [](const std::string& ws) {
+        std::filesystem::create_directory(ws + "/q");
+        write_file(ws + "/q/.netrc", "machine m password p\n");
+        write_file(ws + "/notes", "n\n");
+        write_file(ws + "/a", "a\n");
+    });
+    MountedGuard g(spec);
+    REQUIRE(*under >= 0);
+
+    struct stat st {};
+
+    // .netrc met by the guard, then given another name and removed, underneath
+    REQUIRE(::stat(g.ws("q/.netrc").c_str(), &st) == 0);
+    REQUIRE(errno_of(::linkat(*under, "q/.netrc", *under, "p", 0)) == 0);
+    REQUIRE(errno_of(::unlinkat(*under, "q/.netrc", 0)) == 0);
+    CHECK(write_text(g.ws("p"), "x\n", O_APPEND) == EACCES);
+    // notes met by the guard, then named .env and its old name removed, underneath
+    REQUIRE(::stat(g.ws("notes").c_str(), &st) == 0);
+    REQUIRE(errno_of(::linkat(*under, "notes", *under, ".env", 0)) == 0);
+    REQUIRE(errno_of(::unlinkat(*under, "notes", 0)) == 0);
+    CHECK(write_text(g.ws(".env"), "x\n", O_APPEND) == EACCES);
+    // the same through the mount, unguarded names: writing goes on
+    CHECK(errno_of(::link(g.ws("a").c_str(), g.ws("b").c_str())) == 0);
+    CHECK(errno_of(::unlink(g.ws("a").c_str())) == 0);
+    CHECK(write_text(g.ws("b"), "b\n", O_APPEND) == 0);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws("p")) == "machine m password p\n");
+    CHECK(read_file(g.ws(".env")) == "n\n");
+    CHECK(read_file(g.ws("b")) == "a\nb\n");
+}
