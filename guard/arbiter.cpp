@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include <fcntl.h>
@@ -103,25 +104,46 @@ Answer Arbiter::ask_once(const Question& q, const std::string& key) {
     return answer;
 }
 
-void Arbiter::remember(const Decision& d, const Answer& a) {
+void Arbiter::remember(const Request& request, const Decision& d, const Answer& a) {
     if (!a.answered || a.remember == Remember::Once || answers_ == nullptr) {
         return;
     }
-    patterns::StoredAnswer s;
-    s.verdict = a.verdict;
-    s.scope = a.scope;
-    s.rule = d.rule;
-    s.tier = d.tier;
-    s.at = iso_time_now();
-    if (a.scope == patterns::AnswerScope::Dir) {
-        const auto slash = d.path.rfind('/');
-        s.path = slash == 0 ? std::string("/") : d.path.substr(0, slash);
-    } else if (a.scope == patterns::AnswerScope::Path) {
-        s.path = d.path;
+    // The answer is kept for every view of the target that asked (design §6: it matches
+    // again): the judge looks answers up view by view, and a mount point apart from its
+    // workspace spells the same file two ways.
+    std::vector<std::string_view> paths{d.path};
+    if (a.scope != patterns::AnswerScope::Rule) {
+        for (const Target& t : request.targets) {
+            const bool asked = std::any_of(t.views.begin(), t.views.end(),
+                                           [&](const PathView& v) { return v.path == d.path; });
+            if (!asked) {
+                continue;
+            }
+            for (const PathView& v : t.views) {
+                if (std::find(paths.begin(), paths.end(), v.path) == paths.end()) {
+                    paths.push_back(v.path);
+                }
+            }
+        }
     }
     const bool persist =
         a.remember == Remember::Persist && !config_.allow_file.empty() && files_ != nullptr;
-    const auto list = answers_->remember(std::move(s), persist);
+    std::vector<patterns::StoredAnswer> list;
+    for (const std::string_view path : paths) {
+        patterns::StoredAnswer s;
+        s.verdict = a.verdict;
+        s.scope = a.scope;
+        s.rule = d.rule;
+        s.tier = d.tier;
+        s.at = iso_time_now();
+        if (a.scope == patterns::AnswerScope::Dir) {
+            const auto slash = path.rfind('/');
+            s.path = slash == 0 ? std::string("/") : std::string(path.substr(0, slash));
+        } else if (a.scope == patterns::AnswerScope::Path) {
+            s.path = path;
+        }
+        list = answers_->remember(std::move(s), persist);
+    }
     if (persist) {
         std::lock_guard<std::mutex> lock(persist_mu_);
         const int err = files_->replace(config_.allow_file, patterns::answers_to_yaml(list));
@@ -182,7 +204,7 @@ Decision Arbiter::resolve_ask(const Request& request, Decision d, std::string& c
     d.reason = fmt::format("{}: {} by the approver (remember {}, scope {})", asked,
                            answer.verdict == Verdict::Allow ? "allowed" : "denied",
                            to_string(answer.remember), patterns::to_string(answer.scope));
-    remember(d, answer);
+    remember(request, d, answer);
     return d;
 }
 

@@ -75,7 +75,7 @@ private:
     Decision resolve_ask(const Request& request, Decision d, std::string& command,
                          std::string& source, Answer& answer);
     Answer ask_once(const Question& q, const std::string& key);
-    void remember(const Decision& d, const Answer& a);
+    void remember(const Request& request, const Decision& d, const Answer& a);
 
     Judge& judge_;
     ArbiterConfig config_;

@@ -47,9 +47,11 @@ struct AskingMount {
 
     AskingMount(const std::string& policy, std::map<std::string, std::string> env,
                 std::vector<std::string> extra = {},
-                std::function<void(const std::string&)> setup = {}) {
+                std::function<void(const std::string&)> setup = {},
+                bool separate_mountpoint = false) {
         MountSpec spec;
         spec.policy_yaml = policy;
+        spec.separate_mountpoint = separate_mountpoint;
         spec.setup = std::move(setup);
         spec.extra_args = {"--approver", "python3 " + kDouble};
         spec.extra_args.insert(spec.extra_args.end(), extra.begin(), extra.end());
@@ -151,48 +153,52 @@ TEST_CASE("a crashed approver refuses, and the next question reaches a restarted
 
 TEST_CASE("remembered answers stop the repeated question at each scope",
           "[integration][approver][remember]") {
+    // Also with a mount point apart from the workspace, where each path has two views (the
+    // answer for one view left the other asking until 2026-12-07).
+    const bool separate = GENERATE(false, true);
+    CAPTURE(separate);
     auto setup = [](const std::string& ws) {
         std::filesystem::create_directories(ws + "/.claude/skills");
         std::filesystem::create_directories(ws + "/other/.claude");
     };
     SECTION("once: every write asks again") {
-        AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "once"}}, {}, setup);
-        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
-        CHECK(write_text(m.g->ws(".claude/a.md"), "2") == 0);
+        AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "once"}}, {}, setup, separate);
+        CHECK(write_text(m.g->mnt(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->mnt(".claude/a.md"), "2") == 0);
         CHECK(m.questions() == 2);
     }
     SECTION("path") {
         AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "path"}}, {},
-                      setup);
-        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
-        CHECK(write_text(m.g->ws(".claude/a.md"), "2") == 0);
-        CHECK(write_text(m.g->ws(".claude/a.md"), "3", O_APPEND) == 0);
+                      setup, separate);
+        CHECK(write_text(m.g->mnt(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->mnt(".claude/a.md"), "2") == 0);
+        CHECK(write_text(m.g->mnt(".claude/a.md"), "3", O_APPEND) == 0);
         CHECK(m.questions() == 1);
-        CHECK(write_text(m.g->ws(".claude/b.md"), "x") == 0); // another path asks
+        CHECK(write_text(m.g->mnt(".claude/b.md"), "x") == 0); // another path asks
         CHECK(m.questions() == 2);
     }
     SECTION("dir") {
         AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "dir"}}, {},
-                      setup);
-        CHECK(write_text(m.g->ws(".claude/skills/a.md"), "1") == 0);
-        CHECK(write_text(m.g->ws(".claude/skills/b.md"), "2") == 0);
+                      setup, separate);
+        CHECK(write_text(m.g->mnt(".claude/skills/a.md"), "1") == 0);
+        CHECK(write_text(m.g->mnt(".claude/skills/b.md"), "2") == 0);
         CHECK(m.questions() == 1);
-        CHECK(write_text(m.g->ws(".claude/c.md"), "3") == 0); // the parent dir asks again
+        CHECK(write_text(m.g->mnt(".claude/c.md"), "3") == 0); // the parent dir asks again
         CHECK(m.questions() == 2);
     }
     SECTION("rule") {
         AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "rule"}}, {},
-                      setup);
-        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
-        CHECK(write_text(m.g->ws("other/.claude/b.md"), "2") == 0);
+                      setup, separate);
+        CHECK(write_text(m.g->mnt(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->mnt("other/.claude/b.md"), "2") == 0);
         CHECK(m.questions() == 1);
     }
     SECTION("a remembered allow never lifts a deny") {
         AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "rule"}}, {},
-                      setup);
-        CHECK(write_text(m.g->ws(".claude/a.md"), "1") == 0);
-        CHECK(write_text(m.g->ws(".claude/settings.json"), "{}") == EACCES);
-        CHECK(write_text(m.g->ws(".env"), "X=1") == EACCES);
+                      setup, separate);
+        CHECK(write_text(m.g->mnt(".claude/a.md"), "1") == 0);
+        CHECK(write_text(m.g->mnt(".claude/settings.json"), "{}") == EACCES);
+        CHECK(write_text(m.g->mnt(".env"), "X=1") == EACCES);
         CHECK(m.questions() == 1);
     }
 }
