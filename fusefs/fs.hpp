@@ -24,6 +24,7 @@ namespace guardfs::fusefs {
 struct FsConfig {
     std::string mount_spelled;      // the mount point as given, made absolute lexically
     std::string ws_real;            // the underlying workspace's path when it was opened
+    std::string mount_real;         // the mount point with its symlinks resolved, before mounting
     double timeout = 86400.0;       // entry and attribute timeouts, seconds
     bool chown_to_caller = false;   // the daemon is root and other users reach the mount
     bool writeback = false;         // the kernel's writeback cache (docs/decisions/008)

@@ -384,22 +384,47 @@ int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fus
     to.role = Role::LinkTarget;
     const std::string_view text(link);
     bool leaves = true;
+    const bool absolute = !text.empty() && text.front() == '/';
+    const bool in_place = fs.cfg.ws_real == fs.cfg.mount_real;
+    auto add = [&to](std::string path, guard::View view) {
+        for (const auto& w : to.views) {
+            if (w.path == path) {
+                return;
+            }
+        }
+        to.views.push_back(guard::PathView{std::move(path), view});
+    };
     for (const auto& v : p.request.targets.front().views) {
         const std::string dir = v.path.substr(0, v.path.rfind('/'));
         const std::string resolved =
             base::lexical_absolute(text, dir.empty() ? std::string_view("/") : dir);
-        const bool inside = under(resolved, v.view == guard::View::Canonical
-                                                ? std::string_view(fs.cfg.ws_real)
-                                                : std::string_view(fs.cfg.mount_spelled));
+        // The kernel resolves the target where the caller meets the link, under the mount
+        // point: an absolute one from the root, a relative one from the link's directory there.
+        // So it is inside only under the mount point; the workspace's own path, when the mount
+        // point is apart from it, is the tree below the guard.
+        bool inside = false;
+        if (absolute) {
+            inside = under(resolved, fs.cfg.mount_spelled) || under(resolved, fs.cfg.mount_real);
+        } else if (v.view == guard::View::Canonical) {
+            inside = in_place && under(resolved, fs.cfg.ws_real);
+        } else {
+            inside = under(resolved, fs.cfg.mount_spelled);
+        }
         leaves = leaves && !inside;
-        to.views.push_back(guard::PathView{resolved, guard::View::LinkTarget});
+        add(resolved, guard::View::LinkTarget);
         // Where it lands with its existing components resolved (in the underlying tree).
-        const std::string raw = (!text.empty() && text.front() == '/')
+        const std::string raw = absolute
                                     ? std::string(text)
                                     : (dir.empty() ? std::string() : dir) + "/" + std::string(text);
-        if (auto c = dataroot::canonicalize_target(raw, fs.underlying, true);
-            c && c.value() != resolved) {
-            to.views.push_back(guard::PathView{c.value(), guard::View::LinkTargetCanonical});
+        if (auto c = dataroot::canonicalize_target(raw, fs.underlying, true)) {
+            add(c.value(), guard::View::LinkTargetCanonical);
+        }
+    }
+    // The same files spelled under the workspace or the mount point apart from it: guardfs's
+    // own files and mapped configuration directories are known by one spelling.
+    for (std::size_t i = 0, n = to.views.size(); i < n; ++i) {
+        for (std::string& alias : fs.underlying.aliases(to.views[i].path)) {
+            add(std::move(alias), guard::View::LinkTargetCanonical);
         }
     }
     to.leaves_tree = leaves;

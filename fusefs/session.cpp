@@ -24,6 +24,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <sstream>
@@ -324,6 +325,12 @@ int serve(const MountOptions& options, GuardSetup setup) {
     FsConfig cfg;
     cfg.mount_spelled = mountpoint;
     cfg.ws_real.assign(buf.data(), static_cast<std::size_t>(n));
+    if (char* real = ::realpath(mountpoint.c_str(), nullptr); real != nullptr) {
+        cfg.mount_real = real;
+        std::free(real); // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
+    } else {
+        cfg.mount_real = cfg.mount_spelled;
+    }
     cfg.timeout = options.timeout_seconds;
     cfg.writeback = options.writeback;
     cfg.clears_setid = holds_capability(CAP_FSETID);

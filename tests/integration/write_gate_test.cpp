@@ -490,3 +490,35 @@ TEST_CASE("a file keeps a guarded name's verdict, and gets a new name's, when na
     CHECK(read_file(g.ws(".env")) == "n\n");
     CHECK(read_file(g.ws("b")) == "a\nb\n");
 }
+
+TEST_CASE("a new symlink is judged where the caller's kernel would resolve it, with a mount point "
+          "apart from the workspace too",
+          "[integration][gate][symlink]") {
+    // design §3 (links_out, a link aimed at a guarded path) and §7 (guardfs's own files by
+    // name). Apart from the mount point, the workspace's own path is the tree below the guard:
+    // a link there leaves the mounted tree, and a link spelled under the mount point reaches
+    // files the daemon knows by their workspace spelling.
+    const bool separate = GENERATE(false, true);
+    CAPTURE(separate);
+    MountSpec spec;
+    spec.policy_yaml = "links_out: deny\ndeny: [\".env\"]\n";
+    spec.separate_mountpoint = separate;
+    spec.extra_args = {"--audit-log", "{ws}/audit.jsonl"};
+    spec.setup = [](const std::string& ws) {
+        write_file(ws + "/ok.txt", "ok\n");
+    };
+    MountedGuard g(spec);
+    auto symlink = [](const std::string& target, const std::string& at) {
+        return errno_of(::symlink(target.c_str(), at.c_str()));
+    };
+    CHECK(symlink(g.mnt("audit.jsonl"), g.mnt("to-audit")) == EACCES);
+    CHECK(symlink(g.mnt(".env"), g.mnt("to-env")) == EACCES);
+    CHECK(symlink(g.mnt("ok.txt"), g.mnt("in-abs")) == 0);
+    CHECK(symlink("ok.txt", g.mnt("in-rel")) == 0);
+    CHECK(symlink("/etc/passwd", g.mnt("out")) == EACCES);
+    // the workspace's own path: inside when the mount is over it, outside when it is apart
+    const int expected = separate ? EACCES : 0;
+    CHECK(symlink(g.ws("ok.txt"), g.mnt("ws-abs")) == expected);
+    CHECK(symlink("../ws/ok.txt", g.mnt("ws-rel")) == expected);
+    CHECK(g.unmount() == 0);
+}
