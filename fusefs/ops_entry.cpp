@@ -562,10 +562,13 @@ int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
         stat_entry(*dir, entry, t);
     }
     // Rows pass *through* a renamed name only when a directory moves (design §3): nothing lies
-    // below a file. With RENAME_EXCHANGE either end may be the directory that moves.
-    const bool dir_moves =
-        p.request.targets[0].kind == Kind::Directory ||
-        (p.request.op == Op::Exchange && p.request.targets[1].kind == Kind::Directory);
+    // below a file. A symlink may lead to a directory, so it moves like one. With
+    // RENAME_EXCHANGE either end may be the one that moves.
+    auto moves_like_dir = [](const Target& t) {
+        return t.kind == Kind::Directory || t.kind == Kind::Symlink;
+    };
+    const bool dir_moves = moves_like_dir(p.request.targets[0]) ||
+                           (p.request.op == Op::Exchange && moves_like_dir(p.request.targets[1]));
     for (Target& t : p.request.targets) {
         t.through = dir_moves;
     }
@@ -645,7 +648,9 @@ int build_link(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_ino
     }
     p.judge = true; // the new name is always judged, even for a file with no name left
     return build_new_entry(fs, p, newparent, newname, Op::Link,
-                           S_ISDIR(in.type) ? Kind::Directory : Kind::File);
+                           S_ISDIR(in.type)   ? Kind::Directory
+                           : S_ISLNK(in.type) ? Kind::Symlink
+                                              : Kind::File);
 }
 
 void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t newparent,

@@ -197,6 +197,12 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
             if (!is_dir && t.exists) {
                 return {GitSurface::Pointer, ".git (gitdir pointer file)"};
             }
+            // git writes a new pointer in place (write_file); a file renamed onto `.git` would
+            // plant one with no look at where it goes, and a symlink named `.git` (made, linked
+            // or renamed) redirects the whole git directory.
+            if (op == Op::Rename || op == Op::Exchange || t.kind == Kind::Symlink) {
+                return {GitSurface::Pointer, ".git (a pointer or symlink put in place)"};
+            }
             // A new pointer goes only into an empty directory, as git writes one (git worktree
             // add, a submodule's clone): beside a working tree, as after `rm -rf .git`, it would
             // aim that tree's git at other hooks and config.

@@ -301,7 +301,19 @@ TEST_CASE("a commondir or a gitdir pointer cannot aim an existing working tree a
     CHECK(git("echo 'gitdir: ../evil' > ../ptr && ln ../ptr .git", g.ws("r2"), home).exit_code !=
           0);
     CHECK(git("python3 -c \"import os; os.mknod('.git')\"", g.ws("r2"), home).exit_code != 0);
+    CHECK(git("mv ../ptr .git", g.ws("r2"), home).exit_code != 0);
+    CHECK(git("ln -s ../evil sl && mv sl .git", g.ws("r2"), home).exit_code != 0);
     CHECK_FALSE(std::filesystem::exists(g.ws("r2/.git")));
+    CHECK_FALSE(std::filesystem::is_symlink(g.ws("r2/.git")));
+    // hooks/ removed (allowed: nothing left to run) and a symlink to planted hooks moved in
+    CHECK(git("rm -rf .git/hooks && ln -s ../../evil/hooks h && mv h .git/hooks", g.ws("r1"), home)
+              .exit_code != 0);
+    CHECK_FALSE(std::filesystem::is_symlink(g.ws("r1/.git/hooks")));
+    CHECK(git("git commit -qm c --allow-empty", g.ws("r1"), home).exit_code == 0);
+    // a hard link of a symlink, named .git, even in an empty directory
+    CHECK(git("mkdir empty && ln -s evil sl2 && ln -P sl2 empty/.git", g.ws(), home).exit_code !=
+          0);
+    CHECK_FALSE(std::filesystem::is_symlink(g.ws("empty/.git")));
     CHECK(git("git -C " + g.ws("r2") + " commit -qm b --allow-empty", g.ws(), home).exit_code !=
           0); // no repository there any more
     CHECK_FALSE(std::filesystem::exists(marker));

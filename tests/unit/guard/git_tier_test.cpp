@@ -84,6 +84,16 @@ TEST_CASE("an existing .git pointer file is not rewritten, removed or renamed, a
     for (const Op op : {Op::Create, Op::Mknod, Op::Link, Op::Write}) {
         CHECK(j.decide(test::request(op, {fresh})).verdict == Verdict::Deny);
     }
+    // git never renames a pointer into place, and a symlink named .git is refused however made
+    fresh.among_others = false;
+    guard::Target from = test::target("/w/wt/ptr", Role::RenameSource);
+    from.exists = true;
+    from.kind = Kind::File;
+    fresh.role = Role::RenameDestination;
+    CHECK(j.decide(test::request(Op::Rename, {from, fresh})).verdict == Verdict::Deny);
+    guard::Target symlink = test::target("/w/wt/.git");
+    symlink.kind = Kind::Symlink;
+    CHECK(j.decide(test::request(Op::Link, {symlink})).verdict == Verdict::Deny);
     guard::Target dir = test::target("/w/repo/.git");
     dir.kind = Kind::Directory;
     CHECK(j.decide(test::request(Op::Mkdir, {dir})).verdict == Verdict::Allow);
