@@ -301,6 +301,13 @@ int target_of_inode(Fs& fs, Inode& inode, guard::Target& target) {
         return err;
     }
     add_views(fs, path, target);
+    if (path.size() > kDeleted.size() &&
+        std::string_view(path).substr(path.size() - kDeleted.size()) == kDeleted) {
+        // A live file really named so (underlying_path checked): it may have been renamed onto
+        // the kernel's mark of its own former name, which is judged too.
+        add_views(fs, path.substr(0, path.size() - kDeleted.size()), target,
+                  guard::View::OtherName);
+    }
     target.exists = true;
     target.kind = S_ISDIR(inode.type)   ? guard::Kind::Directory
                   : S_ISLNK(inode.type) ? guard::Kind::Symlink

@@ -127,14 +127,10 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_
     }
     if (S_ISREG(e.attr.st_mode) && (e.attr.st_nlink > 1 || renamed)) {
         // A file with several names: remember this one, so that writing through any name is
-        // judged by all of them (design §3). So too a file found by another name than before
-        // (linked, renamed or unlinked underneath): the name the daemon holds it by may be gone.
-        std::string path;
-        if (underlying_path(fs, parent, path) == 0) {
-            if (path != "/") {
-                path += '/';
-            }
-            path += name;
+        // judged by all of them (design §3). So too a file found by another name than at its
+        // last lookup (linked, renamed or unlinked underneath, or renamed through the mount),
+        // and then also the name the daemon holds it by, which may be gone by the next request.
+        auto note = [&in](std::string path) {
             std::lock_guard<std::mutex> lock(in.m);
             bool known = false;
             for (const auto& n : in.names) {
@@ -143,6 +139,17 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_
             if (!known && in.names.size() < Inode::kMaxNames) {
                 in.names.push_back(std::move(path));
             }
+        };
+        std::string path;
+        if (underlying_path(fs, parent, path) == 0) {
+            if (path != "/") {
+                path += '/';
+            }
+            path += name;
+            note(std::move(path));
+        }
+        if (renamed && underlying_path(fs, in, path) == 0) {
+            note(std::move(path));
         }
     }
     return 0;
