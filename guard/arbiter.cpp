@@ -108,19 +108,28 @@ void Arbiter::remember(const Request& request, const Decision& d, const Answer& 
     if (!a.answered || a.remember == Remember::Once || answers_ == nullptr) {
         return;
     }
-    // The answer is kept for every view of the target that asked (design §6: it matches
+    // The answer is kept for every spelling of the file that asked (design §6: it matches
     // again): the judge looks answers up view by view, and a mount point apart from its
-    // workspace spells the same file two ways.
+    // workspace spells the same file two ways. Only the spellings of that one path (as spelled
+    // and canonical, or a link target's two), never another hard link's name, which the
+    // approver was not asked about.
+    auto family = [](View v) {
+        return v == View::Spelled || v == View::Canonical                ? 1
+               : v == View::LinkTarget || v == View::LinkTargetCanonical ? 2
+                                                                         : 0;
+    };
     std::vector<std::string_view> paths{d.path};
-    if (a.scope != patterns::AnswerScope::Rule) {
+    if (a.scope != patterns::AnswerScope::Rule && family(d.view) != 0) {
         for (const Target& t : request.targets) {
-            const bool asked = std::any_of(t.views.begin(), t.views.end(),
-                                           [&](const PathView& v) { return v.path == d.path; });
+            const bool asked = std::any_of(t.views.begin(), t.views.end(), [&](const PathView& v) {
+                return v.path == d.path && v.view == d.view;
+            });
             if (!asked) {
                 continue;
             }
             for (const PathView& v : t.views) {
-                if (std::find(paths.begin(), paths.end(), v.path) == paths.end()) {
+                if (family(v.view) == family(d.view) &&
+                    std::find(paths.begin(), paths.end(), v.path) == paths.end()) {
                     paths.push_back(v.path);
                 }
             }

@@ -1,5 +1,6 @@
 // The arbiter's wait hook (fusefs/ring_loop.hpp: the ring watchdog sleeps until a request may
 // wait): called on the deciding thread before an ask waits for its answer, and for nothing else.
+// And which paths a remembered answer is kept for.
 #include "guard/arbiter.hpp"
 #include "guard_support.hpp"
 
@@ -85,5 +86,67 @@ TEST_CASE("an arbiter without a wait hook asks as before", "[guard][arbiter]") {
         arbiter.decide(test::request(guard::Op::Write, {test::target("/w/notes/a.md")})).verdict ==
         Verdict::Allow);
     CHECK(arbiter.approver()->questions_sent() == 1);
+    arbiter.stop();
+}
+
+namespace {
+
+// Answers every question "allow, remember for this mount, for its directory", counting them.
+class DirAllowingApprover final : public guard::Approver {
+public:
+    void start() override {}
+
+    void stop() override {}
+
+    guard::Answer ask(const guard::Question& /*q*/,
+                      std::chrono::milliseconds /*timeout*/) noexcept override {
+        ++sent_;
+        guard::Answer a;
+        a.answered = true;
+        a.verdict = Verdict::Allow;
+        a.remember = guard::Remember::Mount;
+        a.scope = patterns::AnswerScope::Dir;
+        return a;
+    }
+
+    [[nodiscard]] std::uint64_t questions_sent() const noexcept override { return sent_; }
+
+private:
+    std::uint64_t sent_ = 0;
+};
+
+} // namespace
+
+TEST_CASE("a remembered answer covers each spelling of the path asked about, not the file's "
+          "other names",
+          "[guard][arbiter][remember]") {
+    guard::Judge judge(test::policy_of("ask: [notes, drafts]\n"), g_fs);
+    guard::AnswerStore answers;
+    judge.set_answers(&answers);
+    guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
+    arbiter.set_answers(&answers, nullptr);
+    auto approver = std::make_unique<DirAllowingApprover>();
+    const guard::Approver& asked = *approver;
+    arbiter.set_approver(std::move(approver));
+    arbiter.start();
+
+    // Asked about notes/a.md, spelled under a mount point (/m) and under its workspace (/w); the
+    // file also has a name in drafts/ that the guard has seen.
+    guard::Target t = test::target("/m/notes/a.md");
+    t.views.push_back(guard::PathView{"/w/notes/a.md", guard::View::Canonical});
+    t.views.push_back(guard::PathView{"/w/drafts/b.md", guard::View::OtherName});
+    CHECK(arbiter.decide(test::request(guard::Op::Write, {t})).verdict == Verdict::Allow);
+    const auto first = asked.questions_sent();
+    CHECK(first >= 1);
+    // notes/ is answered under both spellings
+    guard::Target again = test::target("/w/notes/c.md");
+    again.views.push_back(guard::PathView{"/m/notes/c.md", guard::View::Canonical});
+    CHECK(arbiter.decide(test::request(guard::Op::Write, {again})).verdict == Verdict::Allow);
+    CHECK(asked.questions_sent() == first);
+    // drafts/ was never put to the approver as a directory of its own
+    CHECK(
+        arbiter.decide(test::request(guard::Op::Write, {test::target("/w/drafts/d.md")})).verdict ==
+        Verdict::Allow);
+    CHECK(asked.questions_sent() == first + 1);
     arbiter.stop();
 }
