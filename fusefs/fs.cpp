@@ -28,7 +28,7 @@ bool under(std::string_view path, std::string_view root) {
 }
 
 bool UnderlyingFs::relative(const std::string& abs_path, std::string& rel) const {
-    for (const std::string* root : {&cfg_.mount_spelled, &cfg_.ws_real}) {
+    for (const std::string* root : {&cfg_.mount_spelled, &cfg_.mount_real, &cfg_.ws_real}) {
         if (!under(abs_path, *root)) {
             continue;
         }
@@ -40,22 +40,34 @@ bool UnderlyingFs::relative(const std::string& abs_path, std::string& rel) const
 }
 
 std::vector<std::string> UnderlyingFs::aliases(const std::string& abs_path) const {
+    // The mount point as given, its real path, and the workspace: each is the same tree.
+    const std::array<const std::string*, 3> roots{&cfg_.mount_spelled, &cfg_.mount_real,
+                                                  &cfg_.ws_real};
     std::vector<std::string> out;
-    auto map = [&](const std::string& from, const std::string& to) {
-        if (from == to || !under(abs_path, from)) {
-            return;
+    for (const std::string* from : roots) {
+        if (from->empty() || !under(abs_path, *from)) {
+            continue;
         }
-        std::string other = to;
-        if (abs_path.size() > from.size()) {
-            if (other != "/") {
-                other += '/';
+        const std::string_view rest =
+            std::string_view(abs_path).substr(std::min(abs_path.size(), from->size()));
+        for (const std::string* to : roots) {
+            if (to->empty() || *to == *from) {
+                continue;
             }
-            other.append(abs_path, from.size() + (from == "/" ? 0 : 1));
+            std::string other = *to == "/" ? std::string() : *to;
+            if (*from == "/") {
+                other += abs_path == "/" ? std::string_view() : std::string_view(abs_path);
+            } else {
+                other += rest;
+            }
+            if (other.empty()) {
+                other = "/";
+            }
+            if (other != abs_path && std::find(out.begin(), out.end(), other) == out.end()) {
+                out.push_back(std::move(other));
+            }
         }
-        out.push_back(std::move(other));
-    };
-    map(cfg_.mount_spelled, cfg_.ws_real);
-    map(cfg_.ws_real, cfg_.mount_spelled);
+    }
     return out;
 }
 
@@ -129,7 +141,7 @@ int UnderlyingFs::identity(const std::string& abs_path, dev_t& dev, ino_t& ino) 
 }
 
 std::pair<int, std::string> UnderlyingHostFiles::locate(const std::string& path) const {
-    for (const std::string* root : {&cfg_.mount_spelled, &cfg_.ws_real}) {
+    for (const std::string* root : {&cfg_.mount_spelled, &cfg_.mount_real, &cfg_.ws_real}) {
         if (under(path, *root) && path != *root) {
             return {root_fd_, path.substr(root->size() + 1)};
         }
