@@ -10,6 +10,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include <sys/stat.h>
@@ -46,6 +47,10 @@ int cmd_run(const RunArgs& args) {
     CommandSpec spec;
     spec.argv = args.command;
     spec.cwd = base::current_dir();
+    if (char* real = ::realpath(args.mount.workspace.c_str(), nullptr); real != nullptr) {
+        spec.workspace_real = real;
+        std::free(real); // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
+    }
     spec.outer_uid = ::geteuid();
     spec.outer_gid = ::getegid();
     spec.invoked_as_root = spec.outer_uid == 0;

@@ -13,6 +13,7 @@
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -218,31 +219,89 @@ void forward_signals_to(pid_t pid) {
     }
 }
 
-// Standard input, output or error that is a directory opened before the mount leads to the
-// unguarded tree below it (/proc/self/fd/2/.env), as the old working directory would: each is
-// opened again by its path, now through the guard, or replaced by /dev/null when that fails. A
-// regular file stays: it reaches that one file, which whoever started the command chose.
-void reopen_directory_stdio() {
-    for (int fd = 0; fd <= 2; ++fd) {
-        struct stat st {};
+// Standard input, output or error opened before the mount may lead below the guard: a directory
+// (on the workspace or above it) by its /proc/self/fd link (/proc/self/fd/2/.env), as the old
+// working directory would; a file in the workspace by opening that link again, for writing too
+// (`< WORKSPACE/.env`, then `> /proc/self/fd/0`). Each is opened again by its path, now through
+// the guard, with its access mode and offset (a file written to, to append), or replaced by
+// /dev/null when the guard refuses it (said on standard error). Files elsewhere stay as they are (a
+// shell's here-document is a deleted file), as do pipes, terminals and sockets. Done in pid 1 of
+// the command's namespace, whose descriptors the command could otherwise reach through /proc/1/fd.
+void reopen_stdio_through_guard(const std::string& workspace_real) {
+    // Descriptors that share one open file (`> log 2>&1`) keep sharing it, and so its offset.
+    std::array<int, 3> shares{-1, -1, -1};
+    for (int k = 1; k <= 2; ++k) {
+        for (int j = 0; j < k && shares.at(static_cast<std::size_t>(k)) < 0; ++j) {
+            const long same = ::syscall(SYS_kcmp, ::getpid(), ::getpid(), KCMP_FILE, j, k);
 
-        if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            struct stat a {};
+
+            struct stat b {};
+
+            // Without kcmp(2), the same file is taken for the same open file.
+            if (same == 0 || (same < 0 && ::fstat(j, &a) == 0 && ::fstat(k, &b) == 0 &&
+                              a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+                shares.at(static_cast<std::size_t>(k)) = j;
+            }
+        }
+    }
+    std::array<bool, 3> reopened{};
+    std::string refused; // said once standard error is settled
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (const int first = shares.at(static_cast<std::size_t>(fd)); first >= 0) {
+            if (reopened.at(static_cast<std::size_t>(first)) && ::dup2(first, fd) < 0) {
+                die("cannot open standard input, output or error again through the guard");
+            }
             continue;
         }
-        std::array<char, 4097> path{};
+
+        struct stat st {};
+
+        if (::fstat(fd, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+            continue;
+        }
+        std::array<char, 4097> buf{};
         const std::string link = "/proc/self/fd/" + std::to_string(fd);
-        const ssize_t n = ::readlink(link.c_str(), path.data(), path.size() - 1);
+        const ssize_t n = ::readlink(link.c_str(), buf.data(), buf.size() - 1);
+        const std::string path(buf.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
+        const bool below = !workspace_real.empty() &&
+                           path.compare(0, workspace_real.size(), workspace_real) == 0 &&
+                           (path.size() == workspace_real.size() ||
+                            path[workspace_real.size()] == '/' || workspace_real == "/");
+        if (S_ISREG(st.st_mode) && !below) {
+            continue;
+        }
         int again = -1;
-        if (n > 0 && static_cast<std::size_t>(n) < path.size() - 1 && path[0] == '/') {
-            again = ::open(path.data(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (!path.empty() && path.front() == '/' && static_cast<std::size_t>(n) < buf.size() - 1) {
+            const int mode = ::fcntl(fd, F_GETFL);
+            // A file written to is opened to append: guardfs's own messages still go to the old
+            // open file, and must not be overwritten by the command's, nor overwrite them.
+            const int access = mode & O_ACCMODE;
+            const int flags = S_ISDIR(st.st_mode)  ? O_RDONLY | O_DIRECTORY
+                              : access == O_RDONLY ? O_RDONLY | O_NOFOLLOW
+                                                   : access | O_APPEND | O_NOFOLLOW;
+            again = ::open(path.c_str(), flags | O_CLOEXEC | O_NOCTTY);
+            if (again >= 0 && S_ISREG(st.st_mode)) {
+                ::lseek(again, ::lseek(fd, 0, SEEK_CUR), SEEK_SET);
+            }
         }
         if (again < 0) {
+            const int err = errno;
+            if (S_ISREG(st.st_mode)) {
+                refused += "guardfs run: descriptor " + std::to_string(fd) + " (" + path +
+                           ") cannot be opened through the guard (" + strerrordesc_np(err) +
+                           "); the command gets /dev/null instead\n";
+            }
             again = ::open("/dev/null", O_RDWR | O_CLOEXEC);
         }
         if (again < 0 || ::dup2(again, fd) < 0) {
             die("cannot open standard input, output or error again through the guard");
         }
         ::close(again);
+        reopened.at(static_cast<std::size_t>(fd)) = true;
+    }
+    if (!refused.empty()) {
+        std::fputs(refused.c_str(), stderr);
     }
 }
 
@@ -258,7 +317,6 @@ void reopen_directory_stdio() {
     if (::chdir(spec.cwd.c_str()) != 0 && ::chdir("/") != 0) {
         die("cannot enter the working directory");
     }
-    reopen_directory_stdio();
     ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     ::umask(spec.umask);
     drop_capabilities(spec.invoked_as_root);
@@ -362,6 +420,7 @@ pid_t start_command(const CommandSpec& spec) {
     if (spec.invoked_as_root) {
         minimal_dev();
     }
+    reopen_stdio_through_guard(spec.workspace_real);
     const pid_t cmd = ::fork();
     if (cmd < 0) {
         die("cannot fork");

@@ -30,7 +30,10 @@ int enter_guard_namespaces(std::string& why);
 
 struct CommandSpec {
     std::vector<std::string> argv;
-    std::string cwd;     // re-resolved inside: it must lead through the guard
+    std::string cwd; // re-resolved inside: it must lead through the guard
+    // The workspace's real path: standard input, output or error open on a file below it is
+    // opened again through the guard.
+    std::string workspace_real;
     uid_t outer_uid = 0; // the invoking user's ids, as the command should see them
     gid_t outer_gid = 0;
     bool invoked_as_root = false;

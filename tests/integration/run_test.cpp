@@ -127,33 +127,83 @@ TEST_CASE("every escape hatch tried from inside guardfs run fails and the guarde
     CHECK(file_state(w.ws + "/.env") == before);
 }
 
+namespace {
+
+// guardfs run with a script and these redirections of its own standard descriptors (made by a
+// shell before guardfs starts, so opened below the mount).
+ProcessResult run_redirected(const Workspace& w, const std::string& script,
+                             const std::string& redirections) {
+    const std::string file = w.t.write("script.sh", script);
+    RunOptions o;
+    o.cwd = w.t.path();
+    o.timeout = std::chrono::seconds(60);
+    return run({"/bin/sh", "-c",
+                std::string("exec ") + GUARDFS_BIN + " run --policy " + w.policy + " " + w.ws +
+                    " -- /bin/sh " + file + " " + redirections},
+               o);
+}
+
+} // namespace
+
 TEST_CASE("a directory handed over as standard input or error does not lead around the guard",
           "[integration][run][escape]") {
     // A descriptor opened before the mount, on the workspace or above it, reaches the tree below
-    // the guard by its /proc/self/fd link; guardfs run opens such a directory again through it.
+    // the guard by its /proc/self/fd link (or pid 1's); guardfs run opens such a directory again
+    // through the guard.
     require_fuse();
     Workspace w;
     const FileState before = file_state(w.ws + "/.env");
-    const std::string script =
-        w.t.write("script.sh", "for f in /proc/self/fd/0/.env /proc/self/fd/2/ws/.env; do\n"
-                               "  (echo x >> $f) 2>/dev/null && echo ESCAPED $f\n"
-                               "done\n"
-                               "ls /proc/self/fd/0/ | grep -q notes.txt && echo LISTED\n"
-                               "echo done\n");
-    const auto r = run({"/bin/sh", "-c",
-                        std::string("exec ") + GUARDFS_BIN + " run --policy " + w.policy + " " +
-                            w.ws + " -- /bin/sh " + script + " 0<" + w.ws + " 2<" + w.t.path()},
-                       [&] {
-                           RunOptions o;
-                           o.cwd = w.t.path();
-                           o.timeout = std::chrono::seconds(60);
-                           return o;
-                       }());
+    const auto r =
+        run_redirected(w,
+                       "for f in /proc/self/fd/0/.env /proc/self/fd/2/ws/.env /proc/1/fd/0/.env "
+                       "/proc/1/fd/2/ws/.env; do\n"
+                       "  (echo x >> $f) 2>/dev/null && echo ESCAPED $f\n"
+                       "done\n"
+                       "ls /proc/self/fd/0/ | grep -q notes.txt && echo LISTED\n"
+                       "echo done\n",
+                       "0<" + w.ws + " 2<" + w.t.path());
     CAPTURE(r.out, r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("done") != std::string::npos);
     CHECK(r.out.find("LISTED") != std::string::npos); // the same directory, through the guard
     CHECK(r.out.find("ESCAPED") == std::string::npos);
+    CHECK(file_state(w.ws + "/.env") == before);
+}
+
+TEST_CASE("a file in the workspace handed over as standard input or output is opened again "
+          "through the guard",
+          "[integration][run][escape]") {
+    require_fuse();
+    Workspace w;
+    const FileState before = file_state(w.ws + "/.env");
+    SECTION("read from: its descriptor does not reopen it for writing below the guard") {
+        const auto r = run_redirected(w,
+                                      "cat\n"
+                                      "(echo x > /proc/self/fd/0) 2>/dev/null && echo ESCAPED\n"
+                                      "(echo x >> /proc/1/fd/0) 2>/dev/null && echo ESCAPED 1\n"
+                                      "echo done\n",
+                                      "<" + w.ws + "/.env");
+        CAPTURE(r.out, r.err);
+        CHECK(r.out.find("SECRET=1\ndone") != std::string::npos);
+        CHECK(r.out.find("ESCAPED") == std::string::npos);
+    }
+    SECTION("written to: refused, the command gets /dev/null and is told") {
+        const auto r = run_redirected(w, "echo x; echo y >&2\n", ">>" + w.ws + "/.env");
+        CAPTURE(r.out, r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.err.find("descriptor 1") != std::string::npos);
+        CHECK(r.err.find("y\n") != std::string::npos);
+    }
+    SECTION("an ordinary log, shared by output and error, keeps both in order") {
+        const auto r = run_redirected(w, "echo one; echo two >&2; echo three\n",
+                                      ">" + w.ws + "/build.log 2>&1");
+        CAPTURE(r.out, r.err);
+        CHECK(r.exit_code == 0);
+        // after whatever guardfs itself said there (FUSE over io_uring, ...), never over it
+        const std::string log = read_file(w.ws + "/build.log");
+        REQUIRE(log.size() >= 14);
+        CHECK(log.substr(log.size() - 14) == "one\ntwo\nthree\n");
+    }
     CHECK(file_state(w.ws + "/.env") == before);
 }
 
