@@ -647,10 +647,17 @@ int build_link(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_ino
         p.request.targets.back().role = Role::ExistingNames;
     }
     p.judge = true; // the new name is always judged, even for a file with no name left
-    return build_new_entry(fs, p, newparent, newname, Op::Link,
-                           S_ISDIR(in.type)   ? Kind::Directory
-                           : S_ISLNK(in.type) ? Kind::Symlink
-                                              : Kind::File);
+    if (const int err = build_new_entry(fs, p, newparent, newname, Op::Link,
+                                        S_ISDIR(in.type)   ? Kind::Directory
+                                        : S_ISLNK(in.type) ? Kind::Symlink
+                                                           : Kind::File);
+        err != 0) {
+        return err;
+    }
+    // A second name of a symlink is a new symlink there: rows pass through it as through one
+    // made by symlink(2) (it may lead to a directory: `ln -P h .git/hooks` for `h -> evil/`).
+    p.request.targets.back().through = S_ISLNK(in.type);
+    return 0;
 }
 
 void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t newparent,
