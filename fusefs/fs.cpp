@@ -303,7 +303,12 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
     const bool differ = spelled != canonical;
     target.views.push_back(guard::PathView{std::move(spelled), spelled_view});
     if (differ) {
-        target.views.push_back(guard::PathView{std::string(canonical), guard::View::Canonical});
+        // Another name's two spellings are both that other name (an approver's answer is kept
+        // for the asking name's spellings alone: guard/arbiter.cpp).
+        target.views.push_back(
+            guard::PathView{std::string(canonical), spelled_view == guard::View::OtherName
+                                                        ? guard::View::OtherName
+                                                        : guard::View::Canonical});
     }
 }
 
