@@ -219,37 +219,52 @@ void forward_signals_to(pid_t pid) {
     }
 }
 
+// Whether descriptors a and b (both open) share one open file: kcmp(2), or without it the same
+// file opened with the same access mode.
+bool same_open_file(int a, int b) {
+    const long same = ::syscall(SYS_kcmp, ::getpid(), ::getpid(), KCMP_FILE, a, b);
+    if (same >= 0) {
+        return same == 0;
+    }
+
+    struct stat sa {};
+
+    struct stat sb {};
+
+    return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino &&
+           (::fcntl(a, F_GETFL) & O_ACCMODE) == (::fcntl(b, F_GETFL) & O_ACCMODE);
+}
+
 // Standard input, output or error opened before the mount may lead below the guard: a directory
 // (on the workspace or above it) by its /proc/self/fd link (/proc/self/fd/2/.env), as the old
 // working directory would; a file in the workspace by opening that link again, for writing too
 // (`< WORKSPACE/.env`, then `> /proc/self/fd/0`). Each is opened again by its path, now through
-// the guard, with its access mode and offset (a file written to, to append), or replaced by
-// /dev/null when the guard refuses it (said on standard error). Files elsewhere stay as they are (a
-// shell's here-document is a deleted file), as do pipes, terminals and sockets. Done in pid 1 of
-// the command's namespace, whose descriptors the command could otherwise reach through /proc/1/fd.
+// the guard, with its access mode and offset. A file written to is opened to append, and the
+// old open file (which guardfs's own messages still use) is set to append too, so that neither
+// overwrites the other; descriptors that shared an open file (`> log 2>&1`) share the new one.
+// When the guard refuses one (`>> WORKSPACE/.env`), the command is not started (exit 125), as
+// it is not without the guard. Files elsewhere, and files with no name left (a shell's
+// here-document), stay as they are, as do pipes, terminals and sockets. Done in pid 1 of the
+// command's namespace, whose descriptors the command could otherwise reach through /proc/1/fd.
 void reopen_stdio_through_guard(const std::string& workspace_real) {
-    // Descriptors that share one open file (`> log 2>&1`) keep sharing it, and so its offset.
     std::array<int, 3> shares{-1, -1, -1};
     for (int k = 1; k <= 2; ++k) {
         for (int j = 0; j < k && shares.at(static_cast<std::size_t>(k)) < 0; ++j) {
-            const long same = ::syscall(SYS_kcmp, ::getpid(), ::getpid(), KCMP_FILE, j, k);
-
-            struct stat a {};
-
-            struct stat b {};
-
-            // Without kcmp(2), the same file is taken for the same open file.
-            if (same == 0 || (same < 0 && ::fstat(j, &a) == 0 && ::fstat(k, &b) == 0 &&
-                              a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+            if (same_open_file(j, k)) {
                 shares.at(static_cast<std::size_t>(k)) = j;
             }
         }
     }
     std::array<bool, 3> reopened{};
-    std::string refused; // said once standard error is settled
+    std::array<bool, 3> refused{};
+    std::string why;
     for (int fd = 0; fd <= 2; ++fd) {
-        if (const int first = shares.at(static_cast<std::size_t>(fd)); first >= 0) {
-            if (reopened.at(static_cast<std::size_t>(first)) && ::dup2(first, fd) < 0) {
+        const auto i = static_cast<std::size_t>(fd);
+        if (const int first = shares.at(i); first >= 0) {
+            const auto f = static_cast<std::size_t>(first);
+            refused.at(i) = refused.at(f);
+            if (reopened.at(f) && ::dup2(first, fd) < 0) {
                 die("cannot open standard input, output or error again through the guard");
             }
             continue;
@@ -257,7 +272,8 @@ void reopen_stdio_through_guard(const std::string& workspace_real) {
 
         struct stat st {};
 
-        if (::fstat(fd, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+        if (::fstat(fd, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) ||
+            (S_ISREG(st.st_mode) && st.st_nlink == 0)) {
             continue;
         }
         std::array<char, 4097> buf{};
@@ -271,37 +287,49 @@ void reopen_stdio_through_guard(const std::string& workspace_real) {
         if (S_ISREG(st.st_mode) && !below) {
             continue;
         }
+        const int mode = ::fcntl(fd, F_GETFL);
+        const int access = mode & O_ACCMODE;
         int again = -1;
+        int err = ENAMETOOLONG; // the link could not be read whole
         if (!path.empty() && path.front() == '/' && static_cast<std::size_t>(n) < buf.size() - 1) {
-            const int mode = ::fcntl(fd, F_GETFL);
-            // A file written to is opened to append: guardfs's own messages still go to the old
-            // open file, and must not be overwritten by the command's, nor overwrite them.
-            const int access = mode & O_ACCMODE;
             const int flags = S_ISDIR(st.st_mode)  ? O_RDONLY | O_DIRECTORY
                               : access == O_RDONLY ? O_RDONLY | O_NOFOLLOW
                                                    : access | O_APPEND | O_NOFOLLOW;
             again = ::open(path.c_str(), flags | O_CLOEXEC | O_NOCTTY);
-            if (again >= 0 && S_ISREG(st.st_mode)) {
-                ::lseek(again, ::lseek(fd, 0, SEEK_CUR), SEEK_SET);
-            }
+            err = errno;
+        }
+        if (again < 0 && S_ISREG(st.st_mode)) {
+            refused.at(i) = true;
+            why += "guardfs run: " +
+                   std::string(fd == 0   ? "standard input"
+                               : fd == 1 ? "standard output"
+                                         : "standard error") +
+                   " (" + path + ") cannot be opened through the guard: " + strerrordesc_np(err) +
+                   "\n";
+            continue;
         }
         if (again < 0) {
-            const int err = errno;
-            if (S_ISREG(st.st_mode)) {
-                refused += "guardfs run: descriptor " + std::to_string(fd) + " (" + path +
-                           ") cannot be opened through the guard (" + strerrordesc_np(err) +
-                           "); the command gets /dev/null instead\n";
-            }
-            again = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+            again = ::open("/dev/null", O_RDONLY | O_CLOEXEC); // a directory nobody may reach
+        }
+        if (S_ISREG(st.st_mode) && access != O_RDONLY) {
+            (void)::fcntl(fd, F_SETFL, mode | O_APPEND);
+        }
+        if (again >= 0 && S_ISREG(st.st_mode)) {
+            ::lseek(again, ::lseek(fd, 0, SEEK_CUR), SEEK_SET);
         }
         if (again < 0 || ::dup2(again, fd) < 0) {
             die("cannot open standard input, output or error again through the guard");
         }
         ::close(again);
-        reopened.at(static_cast<std::size_t>(fd)) = true;
+        reopened.at(i) = true;
     }
-    if (!refused.empty()) {
-        std::fputs(refused.c_str(), stderr);
+    if (!why.empty()) {
+        // Said where it cannot land in a refused file; the exit code says it in any case.
+        if (!refused.at(2)) {
+            std::fputs(why.c_str(), stderr);
+            std::fputs("guardfs run: the command was not started\n", stderr);
+        }
+        ::_exit(125);
     }
 }
 
@@ -421,6 +449,10 @@ pid_t start_command(const CommandSpec& spec) {
         minimal_dev();
     }
     reopen_stdio_through_guard(spec.workspace_real);
+    // pid 1 keeps no directory opened before the mount as its working directory either.
+    if (::chdir("/") != 0) {
+        die("cannot leave the working directory");
+    }
     const pid_t cmd = ::fork();
     if (cmd < 0) {
         die("cannot fork");

@@ -132,13 +132,13 @@ namespace {
 // guardfs run with a script and these redirections of its own standard descriptors (made by a
 // shell before guardfs starts, so opened below the mount).
 ProcessResult run_redirected(const Workspace& w, const std::string& script,
-                             const std::string& redirections) {
+                             const std::string& redirections, const std::string& before = {}) {
     const std::string file = w.t.write("script.sh", script);
     RunOptions o;
     o.cwd = w.t.path();
     o.timeout = std::chrono::seconds(60);
     return run({"/bin/sh", "-c",
-                std::string("exec ") + GUARDFS_BIN + " run --policy " + w.policy + " " + w.ws +
+                before + "exec " + GUARDFS_BIN + " run --policy " + w.policy + " " + w.ws +
                     " -- /bin/sh " + file + " " + redirections},
                o);
 }
@@ -187,12 +187,31 @@ TEST_CASE("a file in the workspace handed over as standard input or output is op
         CHECK(r.out.find("SECRET=1\ndone") != std::string::npos);
         CHECK(r.out.find("ESCAPED") == std::string::npos);
     }
-    SECTION("written to: refused, the command gets /dev/null and is told") {
-        const auto r = run_redirected(w, "echo x; echo y >&2\n", ">>" + w.ws + "/.env");
+    SECTION("written to: refused, and the command is not started") {
+        const auto r =
+            run_redirected(w, "echo x; echo y >&2; touch started\n", ">>" + w.ws + "/.env");
+        CAPTURE(r.out, r.err);
+        CHECK(r.exit_code == 125);
+        CHECK(r.err.find("standard output (" + w.ws + "/.env)") != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(w.t.path() + "/started"));
+        CHECK(file_state(w.ws + "/.env") == before);
+        // With standard error refused too, the exit code alone says it. (guardfs's own messages
+        // go where its standard error was sent, here .env: the caller's choice, not the
+        // command's.)
+        const auto both = run_redirected(w, "echo x; echo y >&2\n", ">>" + w.ws + "/.env 2>&1");
+        CHECK(both.exit_code == 125);
+        const std::string env = read_file(w.ws + "/.env");
+        CHECK(env.rfind("SECRET=1\n", 0) == 0);
+        CHECK(env.find("x\n") == std::string::npos);
+        CHECK(env.find("y\n") == std::string::npos);
+        return;
+    }
+    SECTION("a file with no name left (a shell's here-document) is read as it is") {
+        const auto r = run_redirected(w, "cat\n", "",
+                                      "exec <" + w.ws + "/notes.txt; rm " + w.ws + "/notes.txt; ");
         CAPTURE(r.out, r.err);
         CHECK(r.exit_code == 0);
-        CHECK(r.err.find("descriptor 1") != std::string::npos);
-        CHECK(r.err.find("y\n") != std::string::npos);
+        CHECK(r.out == "notes\n");
     }
     SECTION("an ordinary log, shared by output and error, keeps both in order") {
         const auto r = run_redirected(w, "echo one; echo two >&2; echo three\n",
