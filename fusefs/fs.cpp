@@ -32,8 +32,8 @@ bool UnderlyingFs::relative(const std::string& abs_path, std::string& rel) const
         if (!under(abs_path, *root)) {
             continue;
         }
-        rel =
-            abs_path.size() == root->size() ? std::string(".") : abs_path.substr(root->size() + 1);
+        const std::size_t skip = *root == "/" ? 1 : root->size() + 1;
+        rel = abs_path.size() <= skip ? std::string(".") : abs_path.substr(skip);
         return true;
     }
     return false;
@@ -143,7 +143,7 @@ int UnderlyingFs::identity(const std::string& abs_path, dev_t& dev, ino_t& ino) 
 std::pair<int, std::string> UnderlyingHostFiles::locate(const std::string& path) const {
     for (const std::string* root : {&cfg_.mount_spelled, &cfg_.mount_real, &cfg_.ws_real}) {
         if (under(path, *root) && path != *root) {
-            return {root_fd_, path.substr(root->size() + 1)};
+            return {root_fd_, path.substr(*root == "/" ? 1 : root->size() + 1)};
         }
     }
     return {AT_FDCWD, path};

@@ -87,10 +87,12 @@ bool directories_in_use(int proc, const FsConfig& cfg, std::unordered_set<std::s
                     continue;
                 }
                 std::string path(buf.data(), static_cast<std::size_t>(n));
-                const std::string& mnt = cfg.mount_spelled;
-                if (path.size() > mnt.size() && path.compare(0, mnt.size(), mnt) == 0 &&
-                    path[mnt.size()] == '/') {
-                    out.insert(cfg.ws_real + path.substr(mnt.size()));
+                // /proc gives the real path: the mount point's, or its spelling when the same
+                for (const std::string* mnt : {&cfg.mount_spelled, &cfg.mount_real}) {
+                    if (path.size() > mnt->size() && path.compare(0, mnt->size(), *mnt) == 0 &&
+                        path[mnt->size()] == '/') {
+                        out.insert(cfg.ws_real + path.substr(mnt->size()));
+                    }
                 }
                 out.insert(std::move(path));
             }
@@ -181,7 +183,8 @@ void Reclaimer::run() {
         refresh_limit();
         const std::size_t size = fs_.inodes.approx_size();
         if (size > high_.load(std::memory_order_relaxed) &&
-            has_submounts(mountinfo_.get(), {&fs_.cfg.mount_spelled, &fs_.cfg.ws_real})) {
+            has_submounts(mountinfo_.get(),
+                          {&fs_.cfg.mount_spelled, &fs_.cfg.mount_real, &fs_.cfg.ws_real})) {
             standing_aside_.store(true, std::memory_order_relaxed);
             if (!warned_) {
                 std::fprintf(stderr,

@@ -146,7 +146,8 @@ void on_sighup(int /*sig*/) {
 // spellings.
 bool self_files_inside(const Fs& fs, const guard::CompiledPolicy& policy) {
     return std::any_of(policy.self_paths.begin(), policy.self_paths.end(), [&fs](const auto& p) {
-        return under(p, fs.cfg.ws_real) || under(p, fs.cfg.mount_spelled);
+        return under(p, fs.cfg.ws_real) || under(p, fs.cfg.mount_spelled) ||
+               under(p, fs.cfg.mount_real);
     });
 }
 
