@@ -10,9 +10,13 @@
 #include "guard/git_config.hpp"
 #include "patterns/fold.hpp"
 
+#include <array>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -373,16 +377,11 @@ void do_mkdir(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const char
 // symlink(TARGET, parent/name): the new name (and the rows passing through it: a link named
 // `.git` or `hooks` redirects git), and the target resolved lexically against the link's
 // directory, judged as a write to that path (design §3).
-int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fuse_ino_t parent,
-                  const char* name) {
-    if (const int err = build_new_entry(fs, p, parent, name, Op::Symlink, Kind::Symlink);
-        err != 0) {
-        return err;
-    }
-    p.request.targets.back().through = true;
+// The target of a symbolic link reached by the entry `at` (a new symlink's name, a second name
+// of one, or where a renamed one lands), judged as a write to where it leads (design §3).
+Target link_target(Fs& fs, std::string_view text, const Target& at) {
     Target to;
     to.role = Role::LinkTarget;
-    const std::string_view text(link);
     bool leaves = true;
     const bool absolute = !text.empty() && text.front() == '/';
     const bool in_place = fs.cfg.ws_real == fs.cfg.mount_real;
@@ -394,7 +393,7 @@ int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fus
         }
         to.views.push_back(guard::PathView{std::move(path), view});
     };
-    for (const auto& v : p.request.targets.front().views) {
+    for (const auto& v : at.views) {
         const std::string dir = v.path.substr(0, v.path.rfind('/'));
         const std::string resolved =
             base::lexical_absolute(text, dir.empty() ? std::string_view("/") : dir);
@@ -428,7 +427,31 @@ int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fus
         }
     }
     to.leaves_tree = leaves;
-    p.request.targets.push_back(std::move(to));
+    return to;
+}
+
+// The text of the symbolic link `name` in `dir` (name "" with dir the link itself), or an errno.
+int read_link_text(int dir, const char* name, std::string& text) {
+    std::array<char, PATH_MAX + 1> buf; // NOLINT(cppcoreguidelines-pro-type-member-init)
+    const ssize_t n = ::readlinkat(dir, name, buf.data(), buf.size());
+    if (n < 0) {
+        return errno;
+    }
+    if (static_cast<std::size_t>(n) >= buf.size()) {
+        return ENAMETOOLONG;
+    }
+    text.assign(buf.data(), static_cast<std::size_t>(n));
+    return 0;
+}
+
+int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fuse_ino_t parent,
+                  const char* name) {
+    if (const int err = build_new_entry(fs, p, parent, name, Op::Symlink, Kind::Symlink);
+        err != 0) {
+        return err;
+    }
+    p.request.targets.back().through = true;
+    p.request.targets.push_back(link_target(fs, link, p.request.targets.front()));
     return 0;
 }
 
@@ -572,6 +595,22 @@ int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
     for (Target& t : p.request.targets) {
         t.through = dir_moves;
     }
+    // A symlink that moves is a new symlink where it lands: its target is judged from there (a
+    // relative one is aimed anew by the move).
+    for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
+        const Target& moving = p.request.targets.at(static_cast<std::size_t>(from));
+        if (moving.kind != Kind::Symlink || (from == 1 && p.request.op != Op::Exchange)) {
+            continue;
+        }
+        std::string text;
+        if (const int err = read_link_text(from == 0 ? from_dir.fd.get() : to_dir.fd.get(),
+                                           from == 0 ? name : newname, text);
+            err != 0) {
+            return err;
+        }
+        Target target = link_target(fs, text, p.request.targets.at(static_cast<std::size_t>(to)));
+        p.request.targets.push_back(std::move(target));
+    }
     if (p.request.op == Op::Rename) {
         attach_git_config(fs, p, from_dir, name, to_dir, newname);
     }
@@ -655,8 +694,21 @@ int build_link(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_ino
         return err;
     }
     // A second name of a symlink is a new symlink there: rows pass through it as through one
-    // made by symlink(2) (it may lead to a directory: `ln -P h .git/hooks` for `h -> evil/`).
-    p.request.targets.back().through = S_ISLNK(in.type);
+    // made by symlink(2) (it may lead to a directory: `ln -P h .git/hooks` for `h -> evil/`),
+    // and its target is judged from its new directory.
+    if (S_ISLNK(in.type)) {
+        p.request.targets.back().through = true;
+        const InodeFd fd(fs, in);
+        std::string text;
+        if (fd.get() < 0) {
+            return fd.error();
+        }
+        if (const int err = read_link_text(fd.get(), "", text); err != 0) {
+            return err;
+        }
+        Target to = link_target(fs, text, p.request.targets.back());
+        p.request.targets.push_back(std::move(to));
+    }
     return 0;
 }
 

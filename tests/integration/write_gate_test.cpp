@@ -509,11 +509,22 @@ TEST_CASE("a new symlink is judged where the caller's kernel would resolve it, w
     spec.extra_args = {"--audit-log", "{ws}/audit.jsonl"};
     spec.setup = [](const std::string& ws) {
         write_file(ws + "/ok.txt", "ok\n");
+        std::filesystem::create_directory(ws + "/sub");
     };
     MountedGuard g(spec);
     auto symlink = [](const std::string& target, const std::string& at) {
         return errno_of(::symlink(target.c_str(), at.c_str()));
     };
+    // A symlink given a second name or moved is a new symlink where it lands: its relative
+    // target is aimed anew from there (../ok.txt from the top leaves the tree).
+    REQUIRE(symlink("../../ok.txt", g.mnt("sub/up2")) == EACCES); // leaves from sub/ already
+    REQUIRE(symlink("../ok.txt", g.mnt("sub/up")) == 0);
+    CHECK(errno_of(::linkat(AT_FDCWD, g.mnt("sub/up").c_str(), AT_FDCWD, g.mnt("up-linked").c_str(),
+                            0)) == EACCES);
+    CHECK(errno_of(::rename(g.mnt("sub/up").c_str(), g.mnt("up-moved").c_str())) == EACCES);
+    CHECK(errno_of(::rename(g.mnt("sub/up").c_str(), g.mnt("sub/up-renamed").c_str())) == 0);
+    CHECK(errno_of(::linkat(AT_FDCWD, g.mnt("sub/up-renamed").c_str(), AT_FDCWD,
+                            g.mnt("sub/up-linked").c_str(), 0)) == 0);
     CHECK(symlink(g.mnt("audit.jsonl"), g.mnt("to-audit")) == EACCES);
     CHECK(symlink(g.mnt(".env"), g.mnt("to-env")) == EACCES);
     CHECK(symlink(g.mnt("ok.txt"), g.mnt("in-abs")) == 0);
