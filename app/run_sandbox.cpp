@@ -243,10 +243,12 @@ bool same_open_file(int a, int b) {
 // the guard, with its access mode and offset. A file written to is opened to append, and the
 // old open file (which guardfs's own messages still use) is set to append too, so that neither
 // overwrites the other; descriptors that shared an open file (`> log 2>&1`) share the new one.
-// When the guard refuses one (`>> WORKSPACE/.env`), the command is not started (exit 125), as
-// it is not without the guard. Files elsewhere, and files with no name left (a shell's
-// here-document), stay as they are, as do pipes, terminals and sockets. Done in pid 1 of the
-// command's namespace, whose descriptors the command could otherwise reach through /proc/1/fd.
+// When the guard refuses one (`>> WORKSPACE/.env`, or a file the read face hides), the command
+// is not started (exit 125), as a shell does not start a command whose redirection fails. Files
+// elsewhere, and files with no name left (a shell's here-document), stay as they are, as do
+// pipes, terminals and sockets. Done in pid 1 of the command's namespace, so that no process
+// there holds the old descriptors (defence in depth: the command, with fewer capabilities than
+// pid 1, may not look into /proc/1/fd anyway). The caller's open file stays set to append.
 void reopen_stdio_through_guard(const std::string& workspace_real) {
     std::array<int, 3> shares{-1, -1, -1};
     for (int k = 1; k <= 2; ++k) {
@@ -264,8 +266,15 @@ void reopen_stdio_through_guard(const std::string& workspace_real) {
         if (const int first = shares.at(i); first >= 0) {
             const auto f = static_cast<std::size_t>(first);
             refused.at(i) = refused.at(f);
-            if (reopened.at(f) && ::dup2(first, fd) < 0) {
-                die("cannot open standard input, output or error again through the guard");
+            if (reopened.at(f)) {
+                // Without kcmp(2) this may be an open file of its own: it appends too.
+                const int mode = ::fcntl(fd, F_GETFL);
+                if (mode >= 0 && (mode & O_ACCMODE) != O_RDONLY) {
+                    (void)::fcntl(fd, F_SETFL, mode | O_APPEND);
+                }
+                if (::dup2(first, fd) < 0) {
+                    die("cannot open standard input, output or error again through the guard");
+                }
             }
             continue;
         }

@@ -291,7 +291,10 @@ int underlying_path(Fs& fs, const Inode& inode, std::string& out) {
 
 void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
                guard::View spelled_view) {
-    const std::string_view rel = canonical.substr(fs.cfg.ws_real.size());
+    // The part below the workspace, "" for the workspace itself, else beginning with '/'.
+    const std::string_view rel = fs.cfg.ws_real == "/"
+                                     ? (canonical == "/" ? std::string_view() : canonical)
+                                     : canonical.substr(fs.cfg.ws_real.size());
     std::string spelled = fs.cfg.mount_spelled;
     if (spelled == "/" && !rel.empty()) {
         spelled.clear();

@@ -89,8 +89,11 @@ bool directories_in_use(int proc, const FsConfig& cfg, std::unordered_set<std::s
                 std::string path(buf.data(), static_cast<std::size_t>(n));
                 // /proc gives the real path: the mount point's, or its spelling when the same
                 for (const std::string* mnt : {&cfg.mount_spelled, &cfg.mount_real}) {
-                    if (path.size() > mnt->size() && path.compare(0, mnt->size(), *mnt) == 0 &&
-                        path[mnt->size()] == '/') {
+                    if (*mnt == "/") {
+                        out.insert(cfg.ws_real + (path == "/" ? std::string() : path));
+                    } else if (path.size() > mnt->size() &&
+                               path.compare(0, mnt->size(), *mnt) == 0 &&
+                               path[mnt->size()] == '/') {
                         out.insert(cfg.ws_real + path.substr(mnt->size()));
                     }
                 }

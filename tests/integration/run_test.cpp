@@ -148,20 +148,18 @@ ProcessResult run_redirected(const Workspace& w, const std::string& script,
 TEST_CASE("a directory handed over as standard input or error does not lead around the guard",
           "[integration][run][escape]") {
     // A descriptor opened before the mount, on the workspace or above it, reaches the tree below
-    // the guard by its /proc/self/fd link (or pid 1's); guardfs run opens such a directory again
-    // through the guard.
+    // the guard by its /proc/self/fd link; guardfs run opens such a directory again through the
+    // guard.
     require_fuse();
     Workspace w;
     const FileState before = file_state(w.ws + "/.env");
-    const auto r =
-        run_redirected(w,
-                       "for f in /proc/self/fd/0/.env /proc/self/fd/2/ws/.env /proc/1/fd/0/.env "
-                       "/proc/1/fd/2/ws/.env; do\n"
-                       "  (echo x >> $f) 2>/dev/null && echo ESCAPED $f\n"
-                       "done\n"
-                       "ls /proc/self/fd/0/ | grep -q notes.txt && echo LISTED\n"
-                       "echo done\n",
-                       "0<" + w.ws + " 2<" + w.t.path());
+    const auto r = run_redirected(w,
+                                  "for f in /proc/self/fd/0/.env /proc/self/fd/2/ws/.env; do\n"
+                                  "  (echo x >> $f) 2>/dev/null && echo ESCAPED $f\n"
+                                  "done\n"
+                                  "ls /proc/self/fd/0/ | grep -q notes.txt && echo LISTED\n"
+                                  "echo done\n",
+                                  "0<" + w.ws + " 2<" + w.t.path());
     CAPTURE(r.out, r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("done") != std::string::npos);
@@ -180,7 +178,6 @@ TEST_CASE("a file in the workspace handed over as standard input or output is op
         const auto r = run_redirected(w,
                                       "cat\n"
                                       "(echo x > /proc/self/fd/0) 2>/dev/null && echo ESCAPED\n"
-                                      "(echo x >> /proc/1/fd/0) 2>/dev/null && echo ESCAPED 1\n"
                                       "echo done\n",
                                       "<" + w.ws + "/.env");
         CAPTURE(r.out, r.err);
@@ -204,7 +201,7 @@ TEST_CASE("a file in the workspace handed over as standard input or output is op
         CHECK(env.rfind("SECRET=1\n", 0) == 0);
         CHECK(env.find("x\n") == std::string::npos);
         CHECK(env.find("y\n") == std::string::npos);
-        return;
+        return; // not the check below: guardfs's own messages may have landed in .env
     }
     SECTION("a file with no name left (a shell's here-document) is read as it is") {
         const auto r = run_redirected(w, "cat\n", "",
