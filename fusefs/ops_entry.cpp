@@ -374,11 +374,9 @@ void do_mkdir(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const char
     finish_new_entry(fs, req, p, parent, name, S_IFDIR | mode, rc);
 }
 
-// symlink(TARGET, parent/name): the new name (and the rows passing through it: a link named
-// `.git` or `hooks` redirects git), and the target resolved lexically against the link's
-// directory, judged as a write to that path (design §3).
 // The target of a symbolic link reached by the entry `at` (a new symlink's name, a second name
-// of one, or where a renamed one lands), judged as a write to where it leads (design §3).
+// of one, or where a renamed one lands): resolved lexically against the link's directory, and
+// with its existing components resolved, judged as a write to where it leads (design §3).
 Target link_target(Fs& fs, std::string_view text, const Target& at) {
     Target to;
     to.role = Role::LinkTarget;
@@ -444,6 +442,8 @@ int read_link_text(int dir, const char* name, std::string& text) {
     return 0;
 }
 
+// symlink(TARGET, parent/name): the new name (and the rows passing through it: a link named
+// `.git` or `hooks` redirects git), and the target (link_target).
 int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fuse_ino_t parent,
                   const char* name) {
     if (const int err = build_new_entry(fs, p, parent, name, Op::Symlink, Kind::Symlink);
