@@ -26,8 +26,8 @@ public:
     // The (st_dev, st_ino) of what abs_path names, following symlinks. Returns 0, or an errno.
     virtual int identity(const std::string& abs_path, dev_t& dev, ino_t& ino) = 0;
 
-    // Other absolute spellings of the same file by which a judged path may name it: under a
-    // FUSE mount point that differs from its workspace, the path below the other one of the two.
+    // Other absolute spellings of the same file by which a judged path may name it: below a FUSE
+    // mount point (as given, or its real path) or its workspace, the same path below the others.
     // None by default.
     [[nodiscard]] virtual std::vector<std::string> aliases(const std::string& /*abs_path*/) const {
         return {};
