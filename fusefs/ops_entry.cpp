@@ -15,6 +15,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -621,16 +622,17 @@ namespace {
 
 // After a rename through the mount: the kernel moves its entry without looking the name up
 // again, so the table learns the inode's new place here, where a detached inode (Inode::fd) is
-// reached by it. Only a detached inode needs it (the reclaimer checks its records against the
-// disk), so with none in the table a rename pays no stat for it.
-void note_moved(Fs& fs, Inode& dir, const char* name) {
-    if (!fs.inodes.has_detached()) {
-        return;
-    }
-
+// reached by it, and where a later lookup by the new name is not taken for a change made
+// underneath (do_lookup: it would read both of the file's paths back). The moved file is known
+// by the identity its build found; without one, only a detached inode is worth a stat.
+void note_moved(Fs& fs, Inode& dir, const char* name, const std::optional<guard::FileId>& id) {
     struct stat st {};
 
-    if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (id) {
+        st.st_dev = id->dev;
+        st.st_ino = id->ino;
+    } else if (!fs.inodes.has_detached() ||
+               ::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         return;
     }
     if (Inode* moved = fs.inodes.acquire_known(st); moved != nullptr) {
@@ -664,9 +666,10 @@ void do_rename(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
     const int rc = ::renameat2(from_dir.fd.get(), name, to_dir.fd.get(), newname, flags);
     const int err = rc == 0 ? 0 : errno;
     if (rc == 0) {
-        note_moved(fs, to_dir, newname);
+        const auto& ends = p.request.targets;
+        note_moved(fs, to_dir, newname, ends.empty() ? std::nullopt : ends[0].identity);
         if ((flags & RENAME_EXCHANGE) != 0) {
-            note_moved(fs, from_dir, name);
+            note_moved(fs, from_dir, name, ends.size() < 2 ? std::nullopt : ends[1].identity);
         }
         remember_renamed(fs, p);
     }
