@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include <dirent.h>
@@ -27,6 +28,19 @@ int read_to_end(int fd, std::string& out) {
         }
         out.append(buf.data(), static_cast<std::size_t>(n));
     }
+}
+
+int read_link_at(int dirfd, const char* path, std::string& out) {
+    std::array<char, PATH_MAX + 1> buf; // NOLINT(cppcoreguidelines-pro-type-member-init)
+    const ssize_t n = ::readlinkat(dirfd, path, buf.data(), buf.size());
+    if (n < 0) {
+        return errno;
+    }
+    if (static_cast<std::size_t>(n) >= buf.size()) {
+        return ENAMETOOLONG;
+    }
+    out.assign(buf.data(), static_cast<std::size_t>(n));
+    return 0;
 }
 
 bool has_entries(int dirfd, const char* dir) {

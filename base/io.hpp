@@ -14,4 +14,8 @@ int read_to_end(int fd, std::string& out);
 // stricter side.
 bool has_entries(int dirfd, const char* dir);
 
+// The text of the symbolic link at `path` relative to `dirfd` (AT_FDCWD, or path "" with dirfd
+// the link itself) into `out`. Returns 0, an errno, or ENAMETOOLONG past PATH_MAX.
+int read_link_at(int dirfd, const char* path, std::string& out);
+
 } // namespace guardfs::base

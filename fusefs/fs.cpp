@@ -1,6 +1,7 @@
 // Paths and views for the guard; see fs.hpp.
 #include "fusefs/fs.hpp"
 
+#include "base/io.hpp"
 #include "base/path.hpp"
 #include "dataroot/canonicalize.hpp"
 
@@ -98,21 +99,10 @@ int UnderlyingFs::lstat_kind(const std::string& abs_path, dataroot::FileKind& ki
 
 int UnderlyingFs::read_link(const std::string& abs_path, std::string& target) {
     std::string rel;
-    std::array<char, 4097> buf{};
-    ssize_t n = 0;
     if (relative(abs_path, rel)) {
-        n = ::readlinkat(root_fd_, rel.c_str(), buf.data(), buf.size());
-    } else {
-        n = ::readlink(abs_path.c_str(), buf.data(), buf.size());
+        return base::read_link_at(root_fd_, rel.c_str(), target);
     }
-    if (n < 0) {
-        return errno;
-    }
-    if (static_cast<std::size_t>(n) >= buf.size()) {
-        return ENAMETOOLONG;
-    }
-    target.assign(buf.data(), static_cast<std::size_t>(n));
-    return 0;
+    return base::read_link_at(AT_FDCWD, abs_path.c_str(), target);
 }
 
 int UnderlyingFs::identity(const std::string& abs_path, dev_t& dev, ino_t& ino) {

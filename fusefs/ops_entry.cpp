@@ -13,7 +13,6 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -429,20 +428,6 @@ Target link_target(Fs& fs, std::string_view text, const Target& at) {
     return to;
 }
 
-// The text of the symbolic link `name` in `dir` (name "" with dir the link itself), or an errno.
-int read_link_text(int dir, const char* name, std::string& text) {
-    std::array<char, PATH_MAX + 1> buf; // NOLINT(cppcoreguidelines-pro-type-member-init)
-    const ssize_t n = ::readlinkat(dir, name, buf.data(), buf.size());
-    if (n < 0) {
-        return errno;
-    }
-    if (static_cast<std::size_t>(n) >= buf.size()) {
-        return ENAMETOOLONG;
-    }
-    text.assign(buf.data(), static_cast<std::size_t>(n));
-    return 0;
-}
-
 // symlink(TARGET, parent/name): the new name (and the rows passing through it: a link named
 // `.git` or `hooks` redirects git), and the target (link_target).
 int build_symlink(Fs& fs, fuse_req_t /*req*/, Prepared& p, const char* link, fuse_ino_t parent,
@@ -604,8 +589,8 @@ int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, con
             continue;
         }
         std::string text;
-        if (const int err = read_link_text(from == 0 ? from_dir.fd.get() : to_dir.fd.get(),
-                                           from == 0 ? name : newname, text);
+        if (const int err = base::read_link_at(from == 0 ? from_dir.fd.get() : to_dir.fd.get(),
+                                               from == 0 ? name : newname, text);
             err != 0) {
             return err;
         }
@@ -706,7 +691,7 @@ int build_link(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_ino
         if (fd.get() < 0) {
             return fd.error();
         }
-        if (const int err = read_link_text(fd.get(), "", text); err != 0) {
+        if (const int err = base::read_link_at(fd.get(), "", text); err != 0) {
             return err;
         }
         Target to = link_target(fs, text, p.request.targets.back());
