@@ -138,6 +138,13 @@ bool InodeTable::touch(Inode& inode, const Inode& parent, std::string_view name)
     return elsewhere;
 }
 
+void InodeTable::touch_known(dev_t dev, ino_t ino, const Inode& parent, std::string_view name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = map_.find(Key{dev, ino}); it != map_.end()) {
+        touch(*it->second, parent, name); // an inode's lock is taken after the table's
+    }
+}
+
 Inode* InodeTable::pin_parent(const Inode& inode, std::string& name) {
     std::lock_guard<std::mutex> lock(mutex_);
     Key key{};

@@ -139,6 +139,10 @@ public:
     // when it had been recorded under another directory or name before.
     bool touch(Inode& inode, const Inode& parent, std::string_view name);
 
+    // touch() for the inode of this identity, if the table holds one, under the table's lock
+    // (no reference is taken or given back).
+    void touch_known(dev_t dev, ino_t ino, const Inode& parent, std::string_view name);
+
     // The directory `inode` was last looked up in, with its lookup count raised by one so that
     // it stays in the table (give it back with forget(id_of(*parent), 1); the root is never
     // forgotten), and the name there; nullptr when that directory is no longer in the table.

@@ -620,10 +620,7 @@ void note_moved(Fs& fs, Inode& dir, const char* name, const std::optional<guard:
                ::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         return;
     }
-    if (Inode* moved = fs.inodes.acquire_known(st); moved != nullptr) {
-        fs.inodes.touch(*moved, dir, name);
-        fs.inodes.forget(fs.inodes.id_of(*moved), 1);
-    }
+    fs.inodes.touch_known(st.st_dev, st.st_ino, dir, name);
 }
 
 // After a rename the gate settled (Decision::settled: nothing matched on either end, nor could
