@@ -26,9 +26,15 @@ void count_hook() noexcept {
     g_asked_before_hook.store(g_asked.load());
 }
 
-// Answers every question "allow", noting that it was asked.
+// Answers every question "allow" (remembered as `remember` says, for `scope`), noting that it
+// was asked.
 class AllowingApprover final : public guard::Approver {
 public:
+    explicit AllowingApprover(guard::Remember remember = guard::Remember::Once,
+                              patterns::AnswerScope scope = patterns::AnswerScope::Path)
+        : remember_(remember)
+        , scope_(scope) {}
+
     void start() override {}
 
     void stop() override {}
@@ -40,12 +46,16 @@ public:
         guard::Answer a;
         a.answered = true;
         a.verdict = Verdict::Allow;
+        a.remember = remember_;
+        a.scope = scope_;
         return a;
     }
 
     [[nodiscard]] std::uint64_t questions_sent() const noexcept override { return sent_; }
 
 private:
+    guard::Remember remember_;
+    patterns::AnswerScope scope_;
     std::uint64_t sent_ = 0;
 };
 
@@ -89,34 +99,6 @@ TEST_CASE("an arbiter without a wait hook asks as before", "[guard][arbiter]") {
     arbiter.stop();
 }
 
-namespace {
-
-// Answers every question "allow, remember for this mount, for its directory", counting them.
-class DirAllowingApprover final : public guard::Approver {
-public:
-    void start() override {}
-
-    void stop() override {}
-
-    guard::Answer ask(const guard::Question& /*q*/,
-                      std::chrono::milliseconds /*timeout*/) noexcept override {
-        ++sent_;
-        guard::Answer a;
-        a.answered = true;
-        a.verdict = Verdict::Allow;
-        a.remember = guard::Remember::Mount;
-        a.scope = patterns::AnswerScope::Dir;
-        return a;
-    }
-
-    [[nodiscard]] std::uint64_t questions_sent() const noexcept override { return sent_; }
-
-private:
-    std::uint64_t sent_ = 0;
-};
-
-} // namespace
-
 TEST_CASE("a remembered answer covers each spelling of the path asked about, not the file's "
           "other names",
           "[guard][arbiter][remember]") {
@@ -125,7 +107,8 @@ TEST_CASE("a remembered answer covers each spelling of the path asked about, not
     judge.set_answers(&answers);
     guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
     arbiter.set_answers(&answers, nullptr);
-    auto approver = std::make_unique<DirAllowingApprover>();
+    auto approver =
+        std::make_unique<AllowingApprover>(guard::Remember::Mount, patterns::AnswerScope::Dir);
     const guard::Approver& asked = *approver;
     arbiter.set_approver(std::move(approver));
     arbiter.start();
