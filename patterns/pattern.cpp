@@ -76,14 +76,15 @@ base::Result<CompiledPattern> compile_pattern(std::string_view text) {
     if (text.find('\0') != std::string_view::npos) {
         return base::fail(ErrorCode::PatternNul, "pattern contains a NUL byte");
     }
-    if (!text.empty() && text.front() == '~') {
+    const auto segs = base::split_segments(text);
+    // Empty segments are dropped first, so '/~/.ssh' opens with '~' as '~/.ssh' does.
+    if (!segs.empty() && segs.front().front() == '~') {
         return base::fail(ErrorCode::PatternTildeAnchored,
                           fmt::format("pattern '{}' opens with '~': home anchoring is not part "
                                       "of the syntax; write the segments alone (e.g. '.ssh'), "
                                       "which match at any depth",
                                       text));
     }
-    const auto segs = base::split_segments(text);
     if (segs.empty()) {
         return base::fail(
             ErrorCode::PatternEmpty,

@@ -17,6 +17,8 @@ TEST_CASE("patterns that would guard nothing are errors", "[patterns][compile]")
         {"~/.ssh", ErrorCode::PatternTildeAnchored},
         {"~", ErrorCode::PatternTildeAnchored},
         {"~user/.ssh", ErrorCode::PatternTildeAnchored},
+        {"/~/.ssh", ErrorCode::PatternTildeAnchored}, // empty segments dropped first
+        {"//~", ErrorCode::PatternTildeAnchored},
         {"./src", ErrorCode::PatternDotSegment},
         {"a/../b", ErrorCode::PatternDotSegment},
         {std::string("a\0b", 3), ErrorCode::PatternNul},
