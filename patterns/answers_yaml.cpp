@@ -60,7 +60,7 @@ base::Result<std::vector<StoredAnswer>> load_answers_text(std::string_view text,
         errors.push_back(fmt::format("{}:{}:{}: {}", name, m.line + 1, m.column + 1, msg));
     };
     try {
-        const YAML::Node root = YAML::Load(std::string(text));
+        const YAML::Node root = load_one_document(std::string(text));
         if (root.IsNull()) {
             return out;
         }

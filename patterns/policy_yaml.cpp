@@ -2,14 +2,18 @@
 // answers_yaml.cpp only.
 // yaml-cpp throws; every exception is caught here and becomes an error with file:line:column
 // (yaml-cpp marks are 0-based, so 1 is added). Errors are collected, not returned at the first.
+#include "base/io.hpp"
+#include "base/unique_fd.hpp"
 #include "patterns/policy.hpp"
 #include "patterns/yaml_cpp.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
+#include <cstring>
 #include <set>
-#include <sstream>
+
+#include <fcntl.h>
 
 namespace guardfs::patterns {
 
@@ -32,18 +36,52 @@ namespace {
 
 class Loader {
 public:
-    explicit Loader(std::string name) : name_(std::move(name)) {}
+    Loader(std::string name, std::string_view text) : name_(std::move(name)), text_(text) {}
 
     base::Location at(const YAML::Node& n) const {
         const YAML::Mark m = n.Mark();
         if (m.line < 0) {
             return base::Location{name_, 1, 1};
         }
+        if (n.IsNull()) {
+            return at_empty(m);
+        }
         return base::Location{name_, m.line + 1, m.column + 1};
     }
 
     base::Location at(const YAML::Mark& m) const {
+        if (m.line < 0) {
+            return base::Location{name_, 1, 1};
+        }
         return base::Location{name_, m.line + 1, m.column + 1};
+    }
+
+    // yaml-cpp marks an empty value (`read:` with nothing after it, a bare `-`) at the token
+    // that follows it, often lines later; the place to name is the ':' or '-' before it. A
+    // written null (`~`, `null`) is marked where it stands.
+    base::Location at_empty(const YAML::Mark& m) const {
+        auto pos = static_cast<std::size_t>(m.pos);
+        if (pos > text_.size()) {
+            return at(m);
+        }
+        const std::string_view rest = text_.substr(pos);
+        if (rest.starts_with('~') || rest.starts_with("null") || rest.starts_with("Null") ||
+            rest.starts_with("NULL")) {
+            return at(m);
+        }
+        while (pos > 0 &&
+               std::string_view(" \t\r\n").find(text_[pos - 1]) != std::string_view::npos) {
+            --pos;
+        }
+        if (pos == 0 || (text_[pos - 1] != ':' && text_[pos - 1] != '-')) {
+            return at(m);
+        }
+        const std::string_view before = text_.substr(0, pos - 1);
+        const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+        const std::size_t nl = before.rfind('\n');
+        const auto column =
+            static_cast<int>(nl == std::string_view::npos ? before.size() : before.size() - nl - 1);
+        return base::Location{name_, line + 1, column + 1};
     }
 
     void error(const base::Location& where, std::string message) {
@@ -394,6 +432,7 @@ public:
     }
 
     std::string name_;
+    std::string_view text_;
     std::vector<std::string> errors_;
     std::vector<Warning> warnings_;
 };
@@ -401,7 +440,7 @@ public:
 } // namespace
 
 base::Result<LoadedPolicy> load_policy_text(std::string_view text, const std::string& name) {
-    Loader loader(name);
+    Loader loader(name, text);
     LoadedPolicy out;
     out.policy.source = name;
     if (text.size() > kMaxPolicyBytes) {
@@ -414,7 +453,7 @@ base::Result<LoadedPolicy> load_policy_text(std::string_view text, const std::st
             fmt::format("{}:1:1: policy holds a NUL byte: not a YAML text file", name));
     }
     try {
-        const YAML::Node root = YAML::Load(std::string(text));
+        const YAML::Node root = load_one_document(std::string(text));
         loader.top(root, out.policy);
     } catch (const YAML::Exception& e) {
         loader.error(loader.at(e.mark), e.msg);
@@ -436,18 +475,17 @@ base::Result<LoadedPolicy> load_policy_text(std::string_view text, const std::st
 }
 
 base::Result<LoadedPolicy> load_policy_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return base::fail(ErrorCode::PolicyIo, fmt::format("{}: cannot read policy file", path),
-                          errno);
+    // read(2) and not a stream: a stream opens a directory and reads nothing from it without
+    // an error, which would load as an empty policy. A pipe (`--policy <(...)`) still reads.
+    const base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    std::string text;
+    const int err = !fd.valid() ? errno : base::read_to_end(fd.get(), text);
+    if (err != 0) {
+        return base::fail(
+            ErrorCode::PolicyIo,
+            fmt::format("{}: cannot read policy file: {}", path, strerrordesc_np(err)), err);
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) {
-        return base::fail(ErrorCode::PolicyIo, fmt::format("{}: error reading policy file", path),
-                          errno);
-    }
-    return load_policy_text(ss.str(), path);
+    return load_policy_text(text, path);
 }
 
 } // namespace guardfs::patterns

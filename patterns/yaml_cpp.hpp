@@ -11,3 +11,22 @@
 #else
 #include <yaml-cpp/yaml.h>
 #endif
+
+#include <string>
+#include <vector>
+
+namespace guardfs::patterns {
+
+// The one YAML document of a policy or allow file. yaml-cpp's Load reads the first document
+// and ignores the rest (`---` and whatever follows, even a syntax error after `...`), so a
+// second document is an error here, thrown as yaml-cpp's own with its place in the text.
+inline YAML::Node load_one_document(const std::string& text) {
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+        throw YAML::ParserException(docs[1].Mark(),
+                                    "a second YAML document ('---'): the file holds one");
+    }
+    return docs.empty() ? YAML::Node() : docs.front();
+}
+
+} // namespace guardfs::patterns

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <unistd.h>
+
 using namespace guardfs::patterns;
 
 namespace {
@@ -106,6 +108,15 @@ TEST_CASE("errors name the file, line and column", "[patterns][yaml][errors]") {
         {"deny: [x\n", "p.yaml:"}, // YAML syntax error
         {"- just\n- a list\n", "the policy must be a mapping"},
         {"plain scalar\n", "the policy must be a mapping"},
+        {"deny: [\"/~/.ssh\"]\n", "p.yaml:1:8: pattern '/~/.ssh' opens with '~'"},
+        // One document: what follows a '---' or '...' is not silently dropped.
+        {"version: 1\n---\ndeny: [\".env\"]\n", "p.yaml:3:1: a second YAML document"},
+        {"version: 1\n---\n", "a second YAML document"},
+        {"deny: [x]\n...\ngarbage: [\n", "p.yaml:4:1:"},
+        // An empty value is named where it stands, not at the token after it.
+        {"version: 1\nread:\n\ndeny: [x]\n", "p.yaml:2:5: 'read' must be a mapping, not null"},
+        {"deny:\n  - x\n  -\n  - y\n", "p.yaml:3:3: a null row"},
+        {"version:\n", "p.yaml:1:8: 'version' must be 1"},
     }));
     CAPTURE(yaml);
     const std::string err = error_of(yaml);
@@ -162,4 +173,26 @@ TEST_CASE("a missing file is an I/O error", "[patterns][yaml]") {
     auto r = load_policy_file("/nonexistent/guardfs/policy.yaml");
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == guardfs::base::ErrorCode::PolicyIo);
+}
+
+TEST_CASE("a directory given as the policy file is an I/O error, not an empty policy",
+          "[patterns][yaml]") {
+    // A stream opens a directory and reads nothing from it, which parsed as an empty policy.
+    auto r = load_policy_file("/");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == guardfs::base::ErrorCode::PolicyIo);
+    CHECK(r.error().message.find("Is a directory") != std::string::npos);
+}
+
+TEST_CASE("a policy file read through a pipe loads", "[patterns][yaml]") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const std::string text = "deny: [secrets]\n";
+    REQUIRE(::write(fds[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    ::close(fds[1]);
+    auto r = load_policy_file("/proc/self/fd/" + std::to_string(fds[0]));
+    ::close(fds[0]);
+    REQUIRE(r.has_value());
+    REQUIRE(r->policy.deny.size() == 1);
+    CHECK(r->policy.deny[0].pattern == "secrets");
 }
