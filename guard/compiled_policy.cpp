@@ -67,14 +67,20 @@ std::optional<std::string> straddling_row(const CompiledPolicy& p, std::string_v
     r.build(key, 0);
     auto describe = [&p](std::uint32_t id) {
         const Rule& rule = p.write.rule(id);
-        return fmt::format("deny row '{}' ({})", rule.pattern, patterns::to_string(rule.tier));
+        return fmt::format("{} row '{}' ({})", patterns::to_string(rule.verdict), rule.pattern,
+                           patterns::to_string(rule.tier));
     };
+    // A root inside what a deny row guards is refused; inside what an ask row guards is the
+    // point of a data root (`~/.sema/engine-data` under the ask-tier `.sema`).
     const auto full = p.write.match_guard(r);
     if (full.matched() && full.best.verdict == Verdict::Deny) {
         return describe(full.best.rule);
     }
+    // A row the root straddles would lose its first segments inside the root and guard
+    // something else there: refused for ask rows as for deny rows (an ask row of the
+    // agent-configuration tier, `.github/agents` under a root of `proj/.github`, stays asked).
     const auto partial = p.write.match_guard_partial(r);
-    if (partial.matched() && partial.best.verdict == Verdict::Deny) {
+    if (partial.matched() && partial.best.verdict != Verdict::Allow) {
         return describe(partial.best.rule);
     }
     if (p.policy.git) {

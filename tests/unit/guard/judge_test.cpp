@@ -171,7 +171,7 @@ TEST_CASE("a symlinked data root that is retargeted is followed on the next deci
     CHECK(test::write_to(j, t / ".sema/two/x").verdict == Verdict::Allow);
 }
 
-TEST_CASE("a data root that a deny row could straddle is refused at start, naming the row",
+TEST_CASE("a data root that a deny or ask row could straddle is refused at start, naming the row",
           "[guard][judge][dataroot]") {
     TempDir t;
     t.mkdir(".claude");
@@ -187,7 +187,11 @@ TEST_CASE("a data root that a deny row could straddle is refused at start, namin
     CHECK(refused("deny: [.ssh]\n", "/home/u/.ssh/keys").find("'.ssh'") != std::string::npos);
     CHECK(refused("", t / "repo/.git").find("git") != std::string::npos);
     CHECK(refused("deny: [a/b/c]\n", "/x/a/b").find("a/b/c") != std::string::npos);
-    // An ask row may be stripped: that is what the data root is for.
+    // An ask row straddled would lose its first segments inside the root, as a deny row would.
+    CHECK(refused("ask: [a/b/c]\n", "/x/a/b").find("ask row 'a/b/c'") != std::string::npos);
+    t.mkdir("proj/.github");
+    CHECK(refused("", t / "proj/.github").find("ask row '.github/") != std::string::npos);
+    // A root inside what an ask row guards is what the data root is for.
     guard::CompileOptions ok;
     ok.cli_data_roots = {t / ".claude/projects"};
     CHECK(test::compile_yaml("", ok).has_value());
