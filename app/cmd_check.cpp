@@ -90,6 +90,22 @@ Built make_target(const std::string& arg, Role role, bool follow_last, bool thro
     return b;
 }
 
+// One line per path, whatever the path holds: control bytes (a newline in a file name would
+// start a line of its own, perhaps with a verdict word) are written as \xNN.
+std::string one_line(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+            out += fmt::format("\\x{:02x}", u);
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 void print(const Decision& d, Op op, const std::vector<std::string>& paths, bool json) {
     if (json) {
         nlohmann::json j;
@@ -133,7 +149,7 @@ void print(const Decision& d, Op op, const std::vector<std::string>& paths, bool
             line += fmt::format(" reason=\"{}\"", d.reason);
         }
     }
-    std::printf("%s\n", line.c_str());
+    std::printf("%s\n", one_line(line).c_str());
 }
 
 } // namespace

@@ -5,8 +5,36 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
+
+namespace {
+
+// A value that must name something: an empty one (an unset shell variable) is a usage error,
+// never a silent fall-back to the default (`--policy ""` would mean the built-in policy).
+const CLI::Validator kNonEmpty(
+    [](const std::string& v) {
+        return v.empty() ? std::string("must not be empty") : std::string();
+    },
+    "", "non-empty");
+
+int dispatch(int argc, char** argv);
+
+} // namespace
 
 int main(int argc, char** argv) {
+    const int code = dispatch(argc, argv);
+    // What a command printed must have reached its reader: `guardfs policy --recommended >
+    // p.yaml` on a full disk would otherwise leave a truncated policy and report success.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+        std::fprintf(stderr, "guardfs: cannot write standard output\n");
+        return code == guardfs::app::kExitOk ? guardfs::app::kExitRuntime : code;
+    }
+    return code;
+}
+
+namespace {
+
+int dispatch(int argc, char** argv) {
     using namespace guardfs::app;
     CLI::App app{"guardfs: a FUSE guard that judges every write an AI agent makes", "guardfs"};
     app.require_subcommand(1);
@@ -15,9 +43,10 @@ int main(int argc, char** argv) {
     CheckArgs check;
     auto* check_cmd = app.add_subcommand("check", "print the verdict for paths and the rule "
                                                   "behind it");
-    check_cmd->add_option("--policy", check.choice.policy_path,
-                          "policy file (default: the "
-                          "built-in recommended policy)");
+    check_cmd
+        ->add_option("--policy", check.choice.policy_path,
+                     "policy file (default: the built-in recommended policy)")
+        ->check(kNonEmpty);
     check_cmd
         ->add_option("--data-root", check.choice.data_roots,
                      "the agent's data directory (repeatable)")
@@ -27,27 +56,33 @@ int main(int argc, char** argv) {
                           "link EXISTING NEW, symlink TARGET LINK, open_write, truncate, chmod, "
                           "..., or read for the read face");
     check_cmd->add_flag("--json", check.json, "print JSON lines");
-    check_cmd->add_option("paths", check.paths, "paths to judge")->required();
+    check_cmd->add_option("paths", check.paths, "paths to judge")->required()->check(kNonEmpty);
 
     MountArgs mount;
     auto* mount_cmd = app.add_subcommand("mount", "guard WORKSPACE: mount the guard over it (or "
                                                   "at MOUNTPOINT)");
-    mount_cmd->add_option("--policy", mount.choice.policy_path,
-                          "policy file (default: the built-in recommended policy)");
+    mount_cmd
+        ->add_option("--policy", mount.choice.policy_path,
+                     "policy file (default: the built-in recommended policy)")
+        ->check(kNonEmpty);
     mount_cmd
         ->add_option("--data-root", mount.choice.data_roots,
                      "the agent's data directory (repeatable)")
         ->allow_extra_args(false);
     auto* approver_opt =
-        mount_cmd->add_option("--approver", mount.approver,
-                              "a long-lived program that answers ask verdicts (JSON lines)");
+        mount_cmd
+            ->add_option("--approver", mount.approver,
+                         "a long-lived program that answers ask verdicts (JSON lines)")
+            ->check(kNonEmpty);
     mount_cmd
         ->add_option("--approver-socket", mount.approver_socket,
                      "a Unix socket that `guardfs approve` connects to")
+        ->check(kNonEmpty)
         ->excludes(approver_opt);
     mount_cmd->add_option("--ask-timeout", mount.ask_timeout, "seconds to wait for an answer")
         ->check(CLI::Range(0.001, 86400.0));
-    mount_cmd->add_option("--audit-log", mount.audit_log, "append a JSON line per decision");
+    mount_cmd->add_option("--audit-log", mount.audit_log, "append a JSON line per decision")
+        ->check(kNonEmpty);
     mount_cmd->add_flag("-f", mount.foreground, "stay in the foreground");
     mount_cmd
         ->add_option(
@@ -63,21 +98,27 @@ int main(int argc, char** argv) {
     RunArgs run;
     auto* run_cmd = app.add_subcommand(
         "run", "run COMMAND in namespaces of its own, with the guard mounted over WORKSPACE");
-    run_cmd->add_option("--policy", run.mount.choice.policy_path,
-                        "policy file (default: the built-in recommended policy)");
+    run_cmd
+        ->add_option("--policy", run.mount.choice.policy_path,
+                     "policy file (default: the built-in recommended policy)")
+        ->check(kNonEmpty);
     run_cmd
         ->add_option("--data-root", run.mount.choice.data_roots,
                      "the agent's data directory (repeatable)")
         ->allow_extra_args(false);
-    auto* run_approver = run_cmd->add_option("--approver", run.mount.approver,
-                                             "a long-lived program that answers ask verdicts");
+    auto* run_approver = run_cmd
+                             ->add_option("--approver", run.mount.approver,
+                                          "a long-lived program that answers ask verdicts")
+                             ->check(kNonEmpty);
     run_cmd
         ->add_option("--approver-socket", run.mount.approver_socket,
                      "a Unix socket that `guardfs approve` connects to")
+        ->check(kNonEmpty)
         ->excludes(run_approver);
     run_cmd->add_option("--ask-timeout", run.mount.ask_timeout, "seconds to wait for an answer")
         ->check(CLI::Range(0.001, 86400.0));
-    run_cmd->add_option("--audit-log", run.mount.audit_log, "append a JSON line per decision");
+    run_cmd->add_option("--audit-log", run.mount.audit_log, "append a JSON line per decision")
+        ->check(kNonEmpty);
     // Accepted because design §11 gives run the mount options; run always waits for COMMAND.
     run_cmd->add_flag("-f", run.mount.foreground, "stay in the foreground (always so)");
     run_cmd->add_option("-o", run.mount.fuse_options, "FUSE mount options")
@@ -107,7 +148,8 @@ int main(int argc, char** argv) {
     std::string policy_to_check;
     auto* policy_cmd = app.add_subcommand("policy", "print or check a policy");
     policy_cmd->add_flag("--recommended", recommended, "print the built-in policy as YAML");
-    policy_cmd->add_option("--check", policy_to_check, "load a policy file and report problems");
+    policy_cmd->add_option("--check", policy_to_check, "load a policy file and report problems")
+        ->check(kNonEmpty);
 
     try {
         app.parse(argc, argv);
@@ -150,3 +192,5 @@ int main(int argc, char** argv) {
     }
     return kExitUsage;
 }
+
+} // namespace

@@ -41,6 +41,22 @@ std::string first_word(const std::string& line) {
     return line.substr(0, line.find(' '));
 }
 
+// `guardfs mount -f OPTIONS t/ws`, expected to refuse before mounting: its exit code. Should it
+// mount after all, it is stopped after a few seconds and t/ws unmounted, so that a failing test
+// leaves no mount behind.
+int refused_to_mount(const TempDir& t, std::vector<std::string> options) {
+    std::filesystem::create_directories(t / "ws");
+    std::vector<std::string> args{GUARDFS_BIN, "mount", "-f"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.push_back(t / "ws");
+    guardfs::test::RunOptions o;
+    o.env.emplace("AGENT_DATA_DIR", "");
+    o.timeout = std::chrono::seconds(5);
+    const auto r = guardfs::test::run(args, o);
+    guardfs::test::run({"fusermount3", "-u", "-z", t / "ws"});
+    return r.exit_code;
+}
+
 } // namespace
 
 TEST_CASE("check prints one line per path, beginning with the verdict word", "[cli][check]") {
@@ -119,6 +135,18 @@ TEST_CASE("policy errors exit 2 and name file, line and column", "[cli][errors]"
     CHECK(r.out.empty());
     const auto missing = guardfs_cmd({"check", "--policy", t / "nope.yaml", "/x"});
     CHECK(missing.exit_code == 2);
+    // A directory is not an empty policy: check refuses it, and mount does not start.
+    t.mkdir("policy.d");
+    const auto dir = guardfs_cmd({"check", "--policy", t / "policy.d", t / "w/.env"});
+    CHECK(dir.exit_code == 2);
+    CHECK(dir.err.find("Is a directory") != std::string::npos);
+    CHECK(dir.out.empty());
+    CHECK(refused_to_mount(t, {"--policy", t / "policy.d"}) == 2);
+    // What follows a second document marker is not dropped.
+    const std::string two = t.write("two.yaml", "version: 1\n---\ndeny: [\".env\"]\n");
+    const auto r2 = guardfs_cmd({"check", "--policy", two, "/x"});
+    CHECK(r2.exit_code == 2);
+    CHECK(r2.err.find(two + ":3:1: a second YAML document") != std::string::npos);
 }
 
 TEST_CASE("usage errors exit 2", "[cli][errors]") {
@@ -130,6 +158,36 @@ TEST_CASE("usage errors exit 2", "[cli][errors]") {
     CHECK(guardfs_cmd({"check", "--no-such-flag", "/x"}).exit_code == 2);
     CHECK(guardfs_cmd({"policy"}).exit_code == 2);
     CHECK(guardfs_cmd({"--help"}).exit_code == 0);
+    // An empty value (an unset shell variable) is not the default: `--policy ""` would
+    // silently mean the built-in policy, and `check ""` the current directory.
+    CHECK(guardfs_cmd({"check", "--policy", "", "/x"}).exit_code == 2);
+    CHECK(guardfs_cmd({"check", ""}).exit_code == 2);
+    CHECK(guardfs_cmd({"policy", "--check", ""}).exit_code == 2);
+    TempDir t;
+    CHECK(refused_to_mount(t, {"--policy", ""}) == 2);
+    CHECK(refused_to_mount(t, {"--audit-log", ""}) == 2);
+    t.mkdir("ws");
+    CHECK(guardfs_cmd({"run", "--policy", "", t / "ws", "--", "true"}).exit_code == 2);
+}
+
+TEST_CASE("output that cannot be written is a runtime failure, exit 1", "[cli][errors]") {
+    // `guardfs policy --recommended > p.yaml` on a full disk must not report success.
+    const auto policy = guardfs::test::sh("'" GUARDFS_BIN "' policy --recommended > /dev/full");
+    CHECK(policy.exit_code == 1);
+    CHECK(policy.err.find("cannot write standard output") != std::string::npos);
+    CHECK(guardfs::test::sh("'" GUARDFS_BIN "' check /w/.ssh > /dev/full").exit_code == 1);
+    CHECK(guardfs::test::sh("'" GUARDFS_BIN "' check --json /w/.ssh > /dev/full").exit_code == 1);
+    CHECK(guardfs::test::sh("'" GUARDFS_BIN "' policy --recommended > /dev/null").exit_code == 0);
+}
+
+TEST_CASE("a path holding a newline still gives one line, beginning with its verdict",
+          "[cli][check]") {
+    const auto r = guardfs_cmd({"check", "/w/a\ndeny /w/b", "/w/.ssh/x"});
+    REQUIRE(r.exit_code == 0);
+    const auto l = lines(r.out);
+    REQUIRE(l.size() == 2);
+    CHECK(l[0].rfind("allow /w/a\\x0adeny /w/b ", 0) == 0);
+    CHECK(first_word(l[1]) == "deny");
 }
 
 TEST_CASE("other tools' syntax warns on stderr and still loads", "[cli][warnings]") {
