@@ -14,8 +14,11 @@ bool covers(const StoredAnswer& a, std::string_view path, std::string_view rule,
     case AnswerScope::Path:
         return a.path == path;
     case AnswerScope::Dir: {
-        if (a.path == path) {
-            return true;
+        // The entries of that directory that the same row asks about: not the directory itself
+        // (its chmod, or a rename that takes it out from under the row), nor what other rows
+        // guard there (an answer given for `mkdir .claude` is not one for `CLAUDE.md`).
+        if (a.rule != rule || a.tier != tier) {
+            return false;
         }
         const auto slash = path.rfind('/');
         if (slash == std::string_view::npos) {

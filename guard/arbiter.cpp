@@ -5,11 +5,22 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <string_view>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 namespace guardfs::guard {
+
+namespace {
+
+// Questions one request may put to the approver, one per row that asked (a rename's two ends,
+// a few views each); past this many the request is refused.
+constexpr std::size_t kMaxQuestionsPerRequest = 8;
+
+} // namespace
 
 std::string command_line(pid_t pid) {
     if (pid <= 0) {
@@ -104,39 +115,61 @@ Answer Arbiter::ask_once(const Question& q, const std::string& key) {
     return answer;
 }
 
-void Arbiter::remember(const Request& request, const Decision& d, const Answer& a) {
-    if (!a.answered || a.remember == Remember::Once || answers_ == nullptr) {
-        return;
-    }
-    // The answer is kept for every spelling of the file that asked (design §6: it matches
-    // again): the judge looks answers up view by view, and a mount point apart from its
-    // workspace spells the same file two ways. Only the spellings of that one path (as spelled
-    // and canonical, or a link target's two), never another hard link's name, which the
-    // approver was not asked about.
+namespace {
+
+// The spellings of the path that asked (design §6: an answer matches again): the path as the
+// request spelled it and its canonical form, or a link target's two, when a mount point apart
+// from its workspace spells one file two ways. Never another hard link's name, which the
+// approver was not asked about.
+std::vector<std::string_view> asked_spellings(const Request& request, const Decision& d) {
     auto family = [](View v) {
         return v == View::Spelled || v == View::Canonical                ? 1
                : v == View::LinkTarget || v == View::LinkTargetCanonical ? 2
                                                                          : 0;
     };
     std::vector<std::string_view> paths{d.path};
-    if (a.scope != patterns::AnswerScope::Rule && family(d.view) != 0) {
-        for (const Target& t : request.targets) {
-            const bool asked = std::any_of(t.views.begin(), t.views.end(), [&](const PathView& v) {
-                return v.path == d.path && v.view == d.view;
-            });
-            if (!asked) {
-                continue;
-            }
-            for (const PathView& v : t.views) {
-                if (family(v.view) == family(d.view) &&
-                    std::find(paths.begin(), paths.end(), v.path) == paths.end()) {
-                    paths.push_back(v.path);
-                }
+    if (family(d.view) == 0) {
+        return paths;
+    }
+    for (const Target& t : request.targets) {
+        const bool asked = std::any_of(t.views.begin(), t.views.end(), [&](const PathView& v) {
+            return v.path == d.path && v.view == d.view;
+        });
+        if (!asked) {
+            continue;
+        }
+        for (const PathView& v : t.views) {
+            if (family(v.view) == family(d.view) &&
+                std::find(paths.begin(), paths.end(), v.path) == paths.end()) {
+                paths.push_back(v.path);
             }
         }
     }
+    return paths;
+}
+
+} // namespace
+
+void Arbiter::remember(const Request& request, const Decision& d, const Answer& a) {
+    if (!a.answered || a.remember == Remember::Once || answers_ == nullptr) {
+        return;
+    }
+    // Kept for every spelling of the path that asked: the judge looks answers up view by view.
+    const std::vector<std::string_view> paths = a.scope == patterns::AnswerScope::Rule
+                                                    ? std::vector<std::string_view>{d.path}
+                                                    : asked_spellings(request, d);
     const bool persist =
         a.remember == Remember::Persist && !config_.allow_file.empty() && files_ != nullptr;
+    if (a.remember == Remember::Persist && !persist && audit_ != nullptr) {
+        audit_->note("allow-file", "an answer to persist was kept for this mount only: no "
+                                   "allow_file is configured");
+    }
+    // Persisting writes the whole list: the list taken and its write, one answer at a time, so
+    // that a later write never carries an older list.
+    std::unique_lock<std::mutex> persisting(persist_mu_, std::defer_lock);
+    if (persist) {
+        persisting.lock();
+    }
     std::vector<patterns::StoredAnswer> list;
     for (const std::string_view path : paths) {
         patterns::StoredAnswer s;
@@ -154,7 +187,6 @@ void Arbiter::remember(const Request& request, const Decision& d, const Answer& 
         list = answers_->remember(std::move(s), persist);
     }
     if (persist) {
-        std::lock_guard<std::mutex> lock(persist_mu_);
         const int err = files_->replace(config_.allow_file, patterns::answers_to_yaml(list));
         if (err != 0 && audit_ != nullptr) {
             audit_->note("allow-file", fmt::format("cannot write {}: {}", config_.allow_file,
@@ -237,7 +269,36 @@ Decision Arbiter::decide(const Request& request) noexcept {
             if (wait_hook_ != nullptr) {
                 wait_hook_();
             }
-            d = resolve_ask(request, std::move(d), command, source, answer);
+            // One question per asking row: a rename from one ask row onto another (or a link,
+            // or views of one path under different rows) is allowed only when every row that
+            // asked was answered allow, each named in its own question.
+            std::vector<GrantedAsk> granted;
+            for (std::size_t questions = 1;; ++questions) {
+                std::vector<GrantedAsk> asked;
+                for (const std::string_view path : asked_spellings(request, d)) {
+                    asked.push_back(GrantedAsk{std::string(path), d.rule, d.tier});
+                }
+                d = resolve_ask(request, std::move(d), command, source, answer);
+                if (d.verdict != Verdict::Allow) {
+                    break;
+                }
+                granted.insert(granted.end(), std::make_move_iterator(asked.begin()),
+                               std::make_move_iterator(asked.end()));
+                Decision next = judge_.decide(request, granted);
+                if (next.verdict == Verdict::Allow) {
+                    break; // d, the last answer, speaks for the request
+                }
+                if (next.verdict == Verdict::Ask && questions >= kMaxQuestionsPerRequest) {
+                    next.verdict = Verdict::Deny;
+                    next.reason = fmt::format("ask row '{}' ({}): more questions than one request "
+                                              "may ask (fail closed)",
+                                              next.rule, patterns::to_string(next.tier));
+                }
+                d = std::move(next);
+                if (d.verdict != Verdict::Ask) {
+                    break; // a remembered deny on another row
+                }
+            }
         }
         if (audit_ != nullptr && audit_->wants(judged, d.verdict)) {
             AuditEvent e;

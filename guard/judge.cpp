@@ -43,6 +43,7 @@ struct Context {
     const Request& request;
     GitConfigJudge git_config_judge;
     const AnswerStore* answers;
+    std::span<const GrantedAsk> granted;
     bool keys_ready = false;
     std::vector<RootKey> keys; // valid (not straddled) keys, shallowest first
     // Cleared when a view that matched nothing could match for another operation, kind or
@@ -400,6 +401,16 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
             d.tier = rule.tier;
         }
     }
+    if (d.verdict == Verdict::Ask) {
+        for (const GrantedAsk& g : ctx.granted) {
+            if (g.path == pv.path && g.rule == d.rule && g.tier == d.tier) {
+                d.verdict = Verdict::Allow;
+                d.reason = fmt::format("ask row '{}' ({}) allowed by the approver", d.rule,
+                                       patterns::to_string(d.tier));
+                return d;
+            }
+        }
+    }
     if (d.verdict == Verdict::Ask && ctx.answers != nullptr && !ctx.answers->empty()) {
         // A remembered answer, on this view's exact bytes (design §6).
         if (const auto a = ctx.answers->find(pv.path, d.rule, d.tier)) {
@@ -515,8 +526,12 @@ void Judge::set_policy(std::shared_ptr<const CompiledPolicy> policy) noexcept {
 }
 
 Decision Judge::decide(const Request& request) const noexcept {
+    return decide(request, {});
+}
+
+Decision Judge::decide(const Request& request, std::span<const GrantedAsk> granted) const noexcept {
     try {
-        return decide_unsafe(request);
+        return decide_unsafe(request, granted);
     } catch (...) {
         Decision d;
         d.verdict = Verdict::Deny;
@@ -526,7 +541,7 @@ Decision Judge::decide(const Request& request) const noexcept {
     }
 }
 
-Decision Judge::decide_unsafe(const Request& request) const {
+Decision Judge::decide_unsafe(const Request& request, std::span<const GrantedAsk> granted) const {
     const std::shared_ptr<const CompiledPolicy>& owner = current();
     const CompiledPolicy* policy = owner.get();
     Decision best;
@@ -539,7 +554,8 @@ Decision Judge::decide_unsafe(const Request& request) const {
     if (is_read_op(request.op)) {
         return judge_read(*policy, request);
     }
-    Context ctx{*policy, owner, fs_, request, git_config_judge_, answers_, false, {}, true};
+    Context ctx{*policy,  owner,   fs_,   request, git_config_judge_,
+                answers_, granted, false, {},      true};
     if (request.targets.empty()) {
         best.verdict = Verdict::Deny;
         best.tier = Tier::Internal;

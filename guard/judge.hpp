@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <memory>
+#include <span>
+#include <string>
 
 namespace guardfs::guard {
 
@@ -18,6 +20,15 @@ namespace guardfs::guard {
 // key through which git would run a program or read another file that the change adds or
 // alters, "" when there is none, or nullopt when the content cannot be judged (then: deny).
 using GitConfigJudge = std::optional<std::string> (*)(const GitConfigChange& change) noexcept;
+
+// An ask the approver allowed while this request waits: one request (a rename, a link) can meet
+// ask rows on several views, and each is put to the approver in turn (design §6: a question
+// names the rule that asked). Matched by the asking view's exact bytes, rule and tier.
+struct GrantedAsk {
+    std::string path;
+    std::string rule;
+    Tier tier = Tier::None;
+};
 
 class Judge {
 public:
@@ -27,6 +38,10 @@ public:
           GitConfigJudge git_config_judge = nullptr);
 
     [[nodiscard]] Decision decide(const Request& request) const noexcept;
+
+    // decide() with the asks already allowed during this request counted as allowed.
+    [[nodiscard]] Decision decide(const Request& request,
+                                  std::span<const GrantedAsk> granted) const noexcept;
 
     // The policy the next decision will use.
     [[nodiscard]] std::shared_ptr<const CompiledPolicy> policy() const noexcept;
@@ -40,7 +55,7 @@ public:
     void set_answers(const AnswerStore* answers) noexcept { answers_ = answers; }
 
 private:
-    Decision decide_unsafe(const Request& request) const;
+    Decision decide_unsafe(const Request& request, std::span<const GrantedAsk> granted) const;
 
     // The policy for this decision, from a per-thread copy that is refreshed only when the
     // generation moved (a reload): no atomic read-modify-write per decision. The reference

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 using namespace guardfs;
 using guard::Verdict;
@@ -26,26 +27,28 @@ void count_hook() noexcept {
     g_asked_before_hook.store(g_asked.load());
 }
 
-// Answers every question "allow" (remembered as `remember` says, for `scope`), noting that it
-// was asked.
-class AllowingApprover final : public guard::Approver {
+// Answers every question "allow" (remembered as `remember` says, for `scope`), but "deny" to one
+// about the path `refused`, noting that it was asked.
+class AnsweringApprover final : public guard::Approver {
 public:
-    explicit AllowingApprover(guard::Remember remember = guard::Remember::Once,
-                              patterns::AnswerScope scope = patterns::AnswerScope::Path)
+    explicit AnsweringApprover(guard::Remember remember = guard::Remember::Once,
+                               patterns::AnswerScope scope = patterns::AnswerScope::Path,
+                               std::string refused = {})
         : remember_(remember)
-        , scope_(scope) {}
+        , scope_(scope)
+        , refused_(std::move(refused)) {}
 
     void start() override {}
 
     void stop() override {}
 
-    guard::Answer ask(const guard::Question& /*q*/,
+    guard::Answer ask(const guard::Question& q,
                       std::chrono::milliseconds /*timeout*/) noexcept override {
         g_asked.store(true);
         ++sent_;
         guard::Answer a;
         a.answered = true;
-        a.verdict = Verdict::Allow;
+        a.verdict = q.path == refused_ ? Verdict::Deny : Verdict::Allow;
         a.remember = remember_;
         a.scope = scope_;
         return a;
@@ -56,6 +59,7 @@ public:
 private:
     guard::Remember remember_;
     patterns::AnswerScope scope_;
+    std::string refused_;
     std::uint64_t sent_ = 0;
 };
 
@@ -65,7 +69,7 @@ TEST_CASE("the wait hook runs before an ask is put to the approver, and only for
           "[guard][arbiter]") {
     guard::Judge judge(test::policy_of("deny: [.env]\nask: [notes]\n"), g_fs);
     guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
-    arbiter.set_approver(std::make_unique<AllowingApprover>());
+    arbiter.set_approver(std::make_unique<AnsweringApprover>());
     arbiter.set_wait_hook(&count_hook);
     arbiter.start();
     g_hook_calls = 0;
@@ -90,7 +94,7 @@ TEST_CASE("the wait hook runs before an ask is put to the approver, and only for
 TEST_CASE("an arbiter without a wait hook asks as before", "[guard][arbiter]") {
     guard::Judge judge(test::policy_of("ask: [notes]\n"), g_fs);
     guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
-    arbiter.set_approver(std::make_unique<AllowingApprover>());
+    arbiter.set_approver(std::make_unique<AnsweringApprover>());
     arbiter.start();
     CHECK(
         arbiter.decide(test::request(guard::Op::Write, {test::target("/w/notes/a.md")})).verdict ==
@@ -108,7 +112,7 @@ TEST_CASE("a remembered answer covers each spelling of the path asked about, not
     guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
     arbiter.set_answers(&answers, nullptr);
     auto approver =
-        std::make_unique<AllowingApprover>(guard::Remember::Mount, patterns::AnswerScope::Dir);
+        std::make_unique<AnsweringApprover>(guard::Remember::Mount, patterns::AnswerScope::Dir);
     const guard::Approver& asked = *approver;
     arbiter.set_approver(std::move(approver));
     arbiter.start();
@@ -119,17 +123,50 @@ TEST_CASE("a remembered answer covers each spelling of the path asked about, not
     t.views.push_back(guard::PathView{"/w/notes/a.md", guard::View::Canonical});
     t.views.push_back(guard::PathView{"/w/drafts/b.md", guard::View::OtherName});
     CHECK(arbiter.decide(test::request(guard::Op::Write, {t})).verdict == Verdict::Allow);
-    const auto first = asked.questions_sent();
-    CHECK(first >= 1);
+    // Two rows asked (notes, and drafts through the other name): two questions.
+    CHECK(asked.questions_sent() == 2);
     // notes/ is answered under both spellings
     guard::Target again = test::target("/w/notes/c.md");
     again.views.push_back(guard::PathView{"/m/notes/c.md", guard::View::Canonical});
     CHECK(arbiter.decide(test::request(guard::Op::Write, {again})).verdict == Verdict::Allow);
-    CHECK(asked.questions_sent() == first);
-    // drafts/ was never put to the approver as a directory of its own
+    CHECK(asked.questions_sent() == 2);
+    // The answer about notes/ was not kept for drafts/, the other name's directory ...
+    CHECK_FALSE(answers.find("/w/drafts/d.md", "notes", patterns::Tier::Policy));
+    // ... which has an answer of its own, from its own question.
+    CHECK(answers.find("/w/drafts/d.md", "drafts", patterns::Tier::Policy));
     CHECK(
         arbiter.decide(test::request(guard::Op::Write, {test::target("/w/drafts/d.md")})).verdict ==
         Verdict::Allow);
-    CHECK(asked.questions_sent() == first + 1);
+    CHECK(asked.questions_sent() == 2);
     arbiter.stop();
+}
+
+TEST_CASE("a request that meets two ask rows puts each to the approver, and needs both allowed",
+          "[guard][arbiter]") {
+    // A rename from one ask row onto another (.claude/skills/e onto CLAUDE.md) named only the
+    // first end's row, and the allow for it let the file land unasked on the second.
+    guard::Judge judge(test::policy_of("ask: [skills, CLAUDE.md]\n"), g_fs);
+    guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
+    auto approver = std::make_unique<AnsweringApprover>();
+    const guard::Approver& asked = *approver;
+    arbiter.set_approver(std::move(approver));
+    arbiter.start();
+    guard::Target from = test::target("/w/.claude/skills/e");
+    from.role = guard::Role::RenameSource;
+    guard::Target to = test::target("/w/CLAUDE.md");
+    to.role = guard::Role::RenameDestination;
+    CHECK(arbiter.decide(test::request(guard::Op::Rename, {from, to})).verdict == Verdict::Allow);
+    CHECK(asked.questions_sent() == 2);
+    arbiter.stop();
+
+    // Refused when the second row's answer is deny.
+    guard::Arbiter refusing(judge, guard::ArbiterConfig{});
+    refusing.set_approver(std::make_unique<AnsweringApprover>(
+        guard::Remember::Once, patterns::AnswerScope::Path, "/w/CLAUDE.md"));
+    refusing.start();
+    const auto d = refusing.decide(test::request(guard::Op::Rename, {from, to}));
+    CHECK(d.verdict == Verdict::Deny);
+    CHECK(d.rule == "CLAUDE.md");
+    CHECK(refusing.approver()->questions_sent() == 2);
+    refusing.stop();
 }
