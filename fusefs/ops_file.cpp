@@ -151,7 +151,9 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
         p.request.op = Op::OpenRead;
         return add_inode_target(fs, fs.inodes.get(ino), p);
     }
-    p.request.op = (fi->flags & O_TRUNC) != 0 ? Op::Truncate : Op::OpenWrite;
+    // With or without O_TRUNC this is the open for writing the design's questions name
+    // open_write (`echo x > notes.md`); truncate is truncate(2) and ftruncate(2).
+    p.request.op = Op::OpenWrite;
     return add_inode_target(fs, fs.inodes.get(ino), p);
 }
 

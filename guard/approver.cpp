@@ -5,14 +5,19 @@
 // co-process fails only its own questions and never one sent to its successor.
 #include "guard/approver.hpp"
 
+#include "base/io.hpp"
+#include "base/unique_fd.hpp"
 #include "guard/json_text.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -309,7 +314,7 @@ class ProcessApprover final : public LineApprover {
 public:
     ProcessApprover(std::vector<std::string> argv, std::string cwd, LogFn log)
         : LineApprover(std::move(log))
-        , argv_(std::move(argv))
+        , argv_(with_umask(std::move(argv)))
         , cwd_(std::move(cwd)) {}
 
     ~ProcessApprover() override { stop(); }
@@ -348,6 +353,28 @@ protected:
     }
 
 private:
+    // The daemon serves with umask 0 (the kernel applied each caller's already), and a spawned
+    // program inherits it: the approver's own files (its log) would be world-writable. It runs
+    // under the umask guardfs started with (read before the daemon clears it; 022 when that
+    // cannot be read or was 0 already), set by a shell that then execs it: same pid and process
+    // group, and posix_spawn cannot set a umask.
+    static std::vector<std::string> with_umask(std::vector<std::string> argv) {
+        unsigned mask = 0;
+        std::string status;
+        const base::UniqueFd fd(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+        if (fd.valid() && base::read_to_end(fd.get(), status) == 0) {
+            if (const auto at = status.find("\nUmask:"); at != std::string::npos) {
+                mask = static_cast<unsigned>(std::strtoul(status.c_str() + at + 7, nullptr, 8));
+            }
+        }
+        std::vector<std::string> out{
+            "/bin/sh", "-c", fmt::format("umask {:03o} && exec \"$@\"", mask == 0 ? 022U : mask),
+            "guardfs-approver"};
+        out.insert(out.end(), std::make_move_iterator(argv.begin()),
+                   std::make_move_iterator(argv.end()));
+        return out;
+    }
+
     bool spawn_locked(std::string& why) {
         int in[2];
         int out[2];

@@ -183,8 +183,14 @@ TEST_CASE("remembered answers stop the repeated question at each scope",
         CHECK(write_text(m.g->mnt(".claude/skills/a.md"), "1") == 0);
         CHECK(write_text(m.g->mnt(".claude/skills/b.md"), "2") == 0);
         CHECK(m.questions() == 1);
-        CHECK(write_text(m.g->mnt(".claude/c.md"), "3") == 0); // the parent dir asks again
+        // Not the directory itself: its own chmod (or a rename taking it away) asks.
+        CHECK(::chmod(m.g->mnt(".claude/skills").c_str(), 0750) == 0);
         CHECK(m.questions() == 2);
+        // ... answered for the entries of .claude/, where it is one
+        CHECK(write_text(m.g->mnt(".claude/c.md"), "3") == 0);
+        CHECK(m.questions() == 2);
+        CHECK(write_text(m.g->mnt("other/.claude/d.md"), "4") == 0); // another dir asks
+        CHECK(m.questions() == 3);
     }
     SECTION("rule") {
         AskingMount m(kAskPolicy, {{"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "rule"}}, {},
@@ -200,6 +206,57 @@ TEST_CASE("remembered answers stop the repeated question at each scope",
         CHECK(write_text(m.g->mnt(".claude/settings.json"), "{}") == EACCES);
         CHECK(write_text(m.g->mnt(".env"), "X=1") == EACCES);
         CHECK(m.questions() == 1);
+    }
+}
+
+TEST_CASE("an open that truncates is asked as open_write, and the approver keeps a umask",
+          "[integration][approver]") {
+    ::umask(022); // the mount, and so its approver, inherit this one
+    AskingMount m(kAskPolicy, {{"APPROVER_MODE", "allow"}}, {}, [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/.claude");
+        std::ofstream(ws + "/.claude/notes.md") << "old\n";
+    });
+    CHECK(write_text(m.g->mnt(".claude/notes.md"), "new\n") == 0); // O_TRUNC, as `>` does
+    REQUIRE(m.questions() == 1);
+    std::ifstream in(m.log);
+    std::string line;
+    std::getline(in, line);
+    const auto q = nlohmann::json::parse(line);
+    CHECK(q["op"] == "open_write"); // design §6's name for it, not "truncate"
+
+    // The approver created its log under umask 022, not the daemon's own umask 0.
+    struct stat st {};
+
+    REQUIRE(::stat(m.log.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0644);
+}
+
+TEST_CASE("a rename from one ask row onto another asks about both, and needs both allowed",
+          "[integration][approver]") {
+    // mv .claude/skills/e CLAUDE.md was one question naming .claude; CLAUDE.md's own row was
+    // never put to the approver, and the file landed.
+    auto setup = [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/.claude/skills");
+        std::ofstream(ws + "/.claude/skills/e") << "evil\n";
+    };
+    SECTION("the approver allows both") {
+        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "allow"}}, {}, setup);
+        CHECK(::rename(m.g->mnt(".claude/skills/e").c_str(), m.g->mnt("CLAUDE.md").c_str()) == 0);
+        CHECK(m.questions() == 2);
+    }
+    SECTION("the approver allows .claude/skills/e and refuses the other row") {
+        AskingMount m(kAskPolicy,
+                      {{"APPROVER_MODE", "path-then-deny"}, {"APPROVER_ALLOW_SUFFIX", "/e"}}, {},
+                      setup);
+        errno = 0;
+        CHECK(::rename(m.g->mnt(".claude/skills/e").c_str(), m.g->mnt("CLAUDE.md").c_str()) == -1);
+        CHECK(errno == EACCES);
+        errno = 0;
+        CHECK(::link(m.g->mnt(".claude/skills/e").c_str(), m.g->mnt("AGENTS.md").c_str()) == -1);
+        CHECK(errno == EACCES);
+        CHECK(m.questions() == 4);
+        CHECK_FALSE(std::filesystem::exists(m.g->ws("CLAUDE.md")));
+        CHECK_FALSE(std::filesystem::exists(m.g->ws("AGENTS.md")));
     }
 }
 
