@@ -267,7 +267,15 @@ int serve(const MountOptions& options, GuardSetup setup) {
     const std::string mountpoint = base::lexical_absolute(
         options.mountpoint.empty() ? options.workspace : options.mountpoint, cwd);
 
-    switch (mount_state(mountpoint)) {
+    // The mount point as the mount table names it: a symlink to a guarded directory leads to
+    // the same mount (a stale one cannot be resolved, and is found by its own spelling).
+    std::string mount_real = mountpoint;
+    if (char* real = ::realpath(mountpoint.c_str(), nullptr); real != nullptr) {
+        mount_real = real;
+        std::free(real); // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
+    }
+    switch (
+        mount_state(mount_state(mount_real) == MountState::NotMounted ? mountpoint : mount_real)) {
     case MountState::GuardfsStale:
         // A guardfs daemon died without unmounting (e.g. SIGKILL). Detach the dead mount and
         // guard the directory again.
@@ -327,10 +335,30 @@ int serve(const MountOptions& options, GuardSetup setup) {
     cfg.mount_spelled = mountpoint;
     cfg.ws_real.assign(buf.data(), static_cast<std::size_t>(n));
     if (char* real = ::realpath(mountpoint.c_str(), nullptr); real != nullptr) {
-        cfg.mount_real = real;
-        std::free(real); // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
+        cfg.mount_real = real; // again: a stale mount detached above resolves now
+        std::free(real);       // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
     } else {
         cfg.mount_real = cfg.mount_spelled;
+    }
+    {
+        struct stat mst {};
+
+        if (::stat(cfg.mount_real.c_str(), &mst) != 0 || !S_ISDIR(mst.st_mode)) {
+            std::fprintf(stderr, "guardfs: mount point %s is not a directory\n",
+                         mountpoint.c_str());
+            return 1;
+        }
+    }
+    // A mount point inside the workspace would show the workspace again below itself, a loop
+    // that cannot be unmounted while the daemon serves it.
+    if (cfg.mount_real.size() > cfg.ws_real.size() &&
+        cfg.mount_real.compare(0, cfg.ws_real.size(), cfg.ws_real) == 0 &&
+        (cfg.ws_real == "/" || cfg.mount_real[cfg.ws_real.size()] == '/')) {
+        std::fprintf(stderr,
+                     "guardfs: mount point %s lies inside the workspace %s; mount over the "
+                     "workspace itself or somewhere outside it\n",
+                     mountpoint.c_str(), cfg.ws_real.c_str());
+        return 2;
     }
     cfg.timeout = options.timeout_seconds;
     cfg.writeback = options.writeback;
@@ -428,8 +456,9 @@ int serve(const MountOptions& options, GuardSetup setup) {
     fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, &fs);
     fuse_opt_free_args(&args); // libfuse may have allocated copies inside it
     if (se == nullptr) {
+        // libfuse has said which option it refused; nothing else fails here but memory.
         std::fprintf(stderr, "guardfs: cannot start a FUSE session (bad -o option?)\n");
-        return 1;
+        return 2;
     }
     int rc = 1;
     if (!options.own_signals && fuse_set_signal_handlers(se) != 0) {
@@ -514,7 +543,9 @@ int serve(const MountOptions& options, GuardSetup setup) {
                              ? prepare_rings(se, mountpoint, options.max_threads, fs.cfg.ring_asked)
                              : nullptr;
         // A signal (SIGINT, SIGTERM) ends the loop as an unmount does: both unmount cleanly.
-        rc = run_workers(se, options.max_threads) == 0 ? 0 : 1;
+        // A question still waiting is refused then (the approver stops), not left to its
+        // timeout with the mount hanging.
+        rc = run_workers(se, options.max_threads, [&] { arbiter.stop(); }) == 0 ? 0 : 1;
         if (rings) {
             stop_rings(*rings);
         }

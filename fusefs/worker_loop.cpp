@@ -64,7 +64,7 @@ public:
         ::sem_destroy(&finish_);
     }
 
-    int run() {
+    int run(const std::function<void()>& on_exit) {
         struct sigaction old_wake {};
 
         install_wake_handler(&old_wake);
@@ -83,6 +83,9 @@ public:
             with_signals_blocked([this] { return std::thread([this] { watch(); }); });
         while (!fuse_session_exited(se_)) {
             ::sem_wait(&finish_); // a worker that stopped posts; a signal interrupts the wait
+        }
+        if (on_exit) {
+            on_exit();
         }
         std::vector<Worker*> all;
         {
@@ -280,9 +283,9 @@ private:
 
 } // namespace
 
-int run_workers(fuse_session* se, unsigned max_threads) {
+int run_workers(fuse_session* se, unsigned max_threads, const std::function<void()>& on_exit) {
     Pool pool(se, max_threads);
-    return pool.run();
+    return pool.run(on_exit);
 }
 
 } // namespace guardfs::fusefs

@@ -17,6 +17,8 @@
 // requests for more than about 10 ms, and a quiet daemon has no timer running.
 #pragma once
 
+#include <functional>
+
 struct fuse_session;
 
 namespace guardfs::fusefs {
@@ -27,7 +29,9 @@ inline constexpr unsigned kReaders = 2;
 
 // Serves the session until it is unmounted or fuse_session_exit() is called (a signal handler,
 // stop_session). Returns 0 when it ended so, -1 when reading /dev/fuse failed otherwise or no
-// worker could be started. max_threads below kReaders is raised to it.
-int run_workers(fuse_session* se, unsigned max_threads);
+// worker could be started. max_threads below kReaders is raised to it. `on_exit` runs once the
+// session has ended, before the workers are waited for: it ends what a request may be waiting
+// on (a question to the approver), so that SIGTERM unmounts at once.
+int run_workers(fuse_session* se, unsigned max_threads, const std::function<void()>& on_exit = {});
 
 } // namespace guardfs::fusefs

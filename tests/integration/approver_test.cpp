@@ -209,6 +209,23 @@ TEST_CASE("remembered answers stop the repeated question at each scope",
     }
 }
 
+TEST_CASE("SIGTERM while a question waits refuses it and unmounts at once",
+          "[integration][approver]") {
+    // The question waited out its timeout (30 s here, 60 by default) with the mount hanging:
+    // SIGTERM ended the session, but a worker stayed inside the question.
+    AskingMount m(kAskPolicy, {{"APPROVER_MODE", "silent"}}, {"--ask-timeout", "30"},
+                  make_claude_dir);
+    std::atomic<int> result{-1};
+    std::thread asker([&] { result = write_text(m.g->mnt(".claude/x.md"), "x"); });
+    REQUIRE(m.questions_when(1) == 1);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(m.g->terminate(SIGTERM) == 0);
+    asker.join();
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    CHECK(result.load() == EACCES);
+    CHECK_FALSE(std::filesystem::exists(m.g->ws(".claude/x.md")));
+}
+
 TEST_CASE("an open that truncates is asked as open_write, and the approver keeps a umask",
           "[integration][approver]") {
     ::umask(022); // the mount, and so its approver, inherit this one

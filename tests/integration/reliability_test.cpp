@@ -1481,6 +1481,46 @@ TEST_CASE("SIGINT and SIGTERM unmount cleanly: the daemon exits 0 and leaves no 
     CHECK(read_file(g.ws("kept.txt")) == "written through the mount\n");
 }
 
+TEST_CASE("a mount point that cannot serve is refused at start: a file, inside the workspace, "
+          "or a guarded directory spelled through a symlink",
+          "[integration][reliability][cli]") {
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    MountedGuard g(spec);
+    const std::string root = g.root();
+    // Background mode: if one of these mounted after all, the command returns 0 and the mount
+    // it made is taken down again here.
+    auto mount = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{GUARDFS_BIN, "mount"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        RunOptions o;
+        o.timeout = std::chrono::seconds(10);
+        const ProcessResult r = run(argv, o);
+        if (r.exit_code == 0) {
+            run({"fusermount3", "-u", args.back()});
+        }
+        return r;
+    };
+    fs::create_directories(root + "/other/sub");
+    write_file(root + "/a-file", "");
+    // A file as the mount point: it mounted, and every access gave EIO.
+    const ProcessResult file = mount({root + "/other", root + "/a-file"});
+    CHECK(file.exit_code == 1);
+    CHECK(file.err.find("not a directory") != std::string::npos);
+    // Inside the workspace: the tree shown again below itself, and no unmounting it.
+    const ProcessResult inside = mount({root + "/other", root + "/other/sub"});
+    CHECK(inside.exit_code == 2);
+    CHECK(inside.err.find("inside the workspace") != std::string::npos);
+    // The guarded workspace through a symlink: a second guard stacked on the first.
+    fs::create_directory_symlink(g.ws(), root + "/ws-link");
+    const ProcessResult twice = mount({root + "/ws-link"});
+    CHECK(twice.exit_code == 1);
+    CHECK(twice.err.find("already guarded") != std::string::npos);
+    // A bad -o option is a usage error.
+    CHECK(mount({"-o", "no_such_option_here", root + "/other"}).exit_code == 2);
+    CHECK(write_text(g.ws("still.txt"), "served\n") == 0);
+}
+
 TEST_CASE("an approver that stops reading its input still gets each question refused within the "
           "ask timeout",
           "[integration][reliability][approver]") {
