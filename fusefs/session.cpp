@@ -436,6 +436,10 @@ int serve(const MountOptions& options, GuardSetup setup) {
         arbiter.set_approver(guard::make_socket_approver(setup.approver_socket, log,
                                                          setup.approver_own_pid_namespace));
     }
+    if (const std::string why = arbiter.prepare(); !why.empty()) {
+        std::fprintf(stderr, "guardfs: %s\n", why.c_str());
+        return 1;
+    }
     arbiter.set_audit(&audit);
     arbiter.set_answers(&answers, &host_files);
     fs.arbiter = &arbiter;

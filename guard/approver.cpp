@@ -488,29 +488,43 @@ public:
 
     ~SocketApprover() override { stop(); }
 
-    void start() override {
-        ::signal(SIGPIPE, SIG_IGN);
+    // Listening before `guardfs mount` returns: `guardfs approve` may connect right after it.
+    std::string prepare() override {
+        if (listen_ >= 0) {
+            return {};
+        }
 
         struct stat st {};
 
         if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
             ::unlink(path_.c_str()); // left by a daemon that is gone
         }
-        listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un addr{};
         addr.sun_family = AF_UNIX;
-        if (listen_ < 0 || path_.size() >= sizeof addr.sun_path) {
-            log_("approver: socket path too long or no socket: " + path_);
-            return;
+        if (path_.size() >= sizeof addr.sun_path) {
+            return "approver socket path is too long: " + path_;
+        }
+        listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (listen_ < 0) {
+            return std::string("cannot create the approver socket: ") + strerrordesc_np(errno);
         }
         std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
         const mode_t old = ::umask(0177); // created 0600: only this user may answer
         const int rc = ::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
         ::umask(old);
         if (rc != 0 || ::listen(listen_, 4) != 0) {
-            log_("approver: cannot listen on " + path_ + ": " + strerrordesc_np(errno));
+            const int err = errno;
             ::close(listen_);
             listen_ = -1;
+            return "cannot listen on " + path_ + ": " + strerrordesc_np(err);
+        }
+        return {};
+    }
+
+    void start() override {
+        ::signal(SIGPIPE, SIG_IGN);
+        if (const std::string why = prepare(); !why.empty()) {
+            log_("approver: " + why); // every question is refused: no one can answer
             return;
         }
         if (::pipe2(wake_, O_CLOEXEC) != 0) {

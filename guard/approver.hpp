@@ -60,6 +60,10 @@ class Approver {
 public:
     virtual ~Approver() = default;
 
+    // Sets up what must exist before the mount is reported ready (a socket to listen on), in
+    // the process that mounts, before it forks into the background. "" or why it could not.
+    virtual std::string prepare() { return {}; }
+
     // Starts the transport's threads (after the daemon has forked into the background).
     virtual void start() = 0;
 

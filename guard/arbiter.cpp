@@ -65,6 +65,10 @@ void Arbiter::set_answers(AnswerStore* answers, HostFiles* files) noexcept {
     judge_.set_answers(answers);
 }
 
+std::string Arbiter::prepare() {
+    return approver_ ? approver_->prepare() : std::string();
+}
+
 void Arbiter::start() {
     if (approver_) {
         approver_->start();

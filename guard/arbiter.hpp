@@ -49,6 +49,10 @@ public:
 
     void set_wait_hook(WaitHook hook) noexcept { wait_hook_ = hook; }
 
+    // Sets up the approver's transport before the mount is reported ready (Approver::prepare):
+    // "" or why it could not, which stops the mount.
+    [[nodiscard]] std::string prepare();
+
     // Starts the approver's threads (call after the daemon has forked into the background).
     void start();
 

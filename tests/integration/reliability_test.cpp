@@ -1521,6 +1521,38 @@ TEST_CASE("a mount point that cannot serve is refused at start: a file, inside t
     CHECK(write_text(g.ws("still.txt"), "served\n") == 0);
 }
 
+TEST_CASE("the approver socket is listening when a background mount returns, and one that "
+          "cannot be made stops the mount",
+          "[integration][reliability][approver]") {
+    TempDir t;
+    fs::create_directories(t / "ws");
+    RunOptions o;
+    o.timeout = std::chrono::seconds(10);
+    // It was bound after the daemon forked: `guardfs approve` right after mount found nothing
+    // in about one try of six, and a socket that could not be made left a mount whose every
+    // question was refused, with exit 0 and the reason on a /dev/null stderr.
+    const ProcessResult bad =
+        run({GUARDFS_BIN, "mount", "--approver-socket", t / "no/such/dir/s", t / "ws"}, o);
+    if (bad.exit_code == 0) {
+        run({"fusermount3", "-u", t / "ws"});
+    }
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.err.find("cannot listen on") != std::string::npos);
+    for (int i = 0; i < 5; ++i) {
+        const ProcessResult ok =
+            run({GUARDFS_BIN, "mount", "--approver-socket", t / "s", t / "ws"}, o);
+        REQUIRE(ok.exit_code == 0);
+
+        struct stat st {};
+
+        const bool listening = ::stat((t / "s").c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+        CHECK(run({"fusermount3", "-u", t / "ws"}).exit_code == 0);
+        CHECK(listening);
+        // The daemon removes its socket as it exits.
+        CHECK(eventually([&] { return !fs::exists(t / "s"); }, std::chrono::seconds(10)));
+    }
+}
+
 TEST_CASE("an approver that stops reading its input still gets each question refused within the "
           "ask timeout",
           "[integration][reliability][approver]") {
