@@ -19,19 +19,6 @@
 
 namespace guardfs::app {
 
-namespace {
-
-std::atomic<pid_t> g_command{-1};
-
-void forward(int sig) {
-    const pid_t pid = g_command.load();
-    if (pid > 0) {
-        ::kill(pid, sig);
-    }
-}
-
-} // namespace
-
 int cmd_run(const RunArgs& args) {
     if (args.command.empty()) {
         std::fprintf(stderr, "guardfs run: no COMMAND (guardfs run WORKSPACE -- COMMAND ...)\n");
@@ -96,25 +83,15 @@ int cmd_run(const RunArgs& args) {
             std::perror("guardfs run: fork");
             return kExitRuntime;
         }
-        g_command = pid;
-        struct sigaction sa {};
-        sa.sa_handler = forward;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        for (const int sig : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
-            ::sigaction(sig, &sa, nullptr);
-        }
-        // The terminal sends SIGINT/SIGQUIT to the command itself; the guard stays up until
-        // the command has ended.
-        ::signal(SIGINT, SIG_IGN);
-        ::signal(SIGQUIT, SIG_IGN);
+        // The guard stays up until the command has ended, whatever signal it was sent.
+        forward_signals_to(pid);
         ::signal(SIGPIPE, SIG_IGN);
         waiter = std::thread([&command_code, pid, se, mountpoint] {
             int status = 0;
             while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
             command_code = exit_code_of(status);
-            g_command = -1;
+            stop_forwarding_signals();
             fusefs::stop_session(se, mountpoint);
         });
         return 0;

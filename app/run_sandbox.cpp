@@ -2,6 +2,7 @@
 #include "app/run_sandbox.hpp"
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -175,31 +176,6 @@ void minimal_dev() {
     ::symlink("/proc/self/fd/0", "/dev/stdin");
     ::symlink("/proc/self/fd/1", "/dev/stdout");
     ::symlink("/proc/self/fd/2", "/dev/stderr");
-}
-
-pid_t g_forward_to = -1;
-
-void forward_signal(int sig) {
-    if (g_forward_to > 0) {
-        ::kill(g_forward_to, sig);
-    }
-}
-
-// Forwards the signals a supervisor sends; SIGINT and SIGQUIT come from the terminal to the
-// whole process group (the command gets its own), so the chain ignores them.
-void forward_signals_to(pid_t pid) {
-    g_forward_to = pid;
-
-    struct sigaction sa {};
-
-    sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    for (const int sig : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
-        ::sigaction(sig, &sa, nullptr);
-    }
-    ::signal(SIGINT, SIG_IGN);
-    ::signal(SIGQUIT, SIG_IGN);
 }
 
 // Waits for `pid` (reaping any other child on the way: the init's duty) and exits with its code.
@@ -379,6 +355,41 @@ int exit_code_of(int status) {
         return 128 + WTERMSIG(status);
     }
     return 125;
+}
+
+namespace {
+
+std::atomic<pid_t> g_forward_to{-1};
+
+void forward_signal(int sig, siginfo_t* info, void* /*context*/) {
+    // SIGINT and SIGQUIT from the terminal (si_code SI_KERNEL) reach the whole foreground
+    // process group, the command too: forwarding them would deliver them twice. Sent by a
+    // process (kill, timeout -s INT, a supervisor), they are forwarded like the rest.
+    if ((sig == SIGINT || sig == SIGQUIT) && info != nullptr && info->si_code == SI_KERNEL) {
+        return;
+    }
+    if (const pid_t pid = g_forward_to.load(); pid > 0) {
+        ::kill(pid, sig);
+    }
+}
+
+} // namespace
+
+void forward_signals_to(pid_t pid) {
+    g_forward_to = pid;
+
+    struct sigaction sa {};
+
+    sa.sa_sigaction = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
+    for (const int sig : {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
+        ::sigaction(sig, &sa, nullptr);
+    }
+}
+
+void stop_forwarding_signals() {
+    g_forward_to = -1;
 }
 
 int enter_guard_namespaces(std::string& why) {

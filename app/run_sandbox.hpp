@@ -47,4 +47,11 @@ pid_t start_command(const CommandSpec& spec);
 // The exit code for a wait status: the code, or 128 + the signal (the shell's convention).
 int exit_code_of(int status);
 
+// Forwards to `pid` the signals a supervisor sends: SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
+// SIGWINCH, SIGCONT, and SIGINT and SIGQUIT when a process sent them (from the terminal they
+// reach the command already). stop_forwarding_signals() ends it (the command has been reaped:
+// its pid may be reused).
+void forward_signals_to(pid_t pid);
+void stop_forwarding_signals();
+
 } // namespace guardfs::app

@@ -291,6 +291,32 @@ TEST_CASE("killing the command or guardfs run itself with SIGKILL leaves no moun
     }
 }
 
+TEST_CASE("SIGINT or SIGTERM sent to guardfs run ends the command and removes the guard",
+          "[integration][run]") {
+    // design §11: SIGINT/SIGTERM unmount cleanly. SIGINT sent to guardfs run's own pid (kill,
+    // timeout -s INT, a supervisor) was ignored: only the terminal's, which reaches the command
+    // anyway, was expected.
+    require_fuse();
+    const int sig = GENERATE(SIGINT, SIGTERM);
+    CAPTURE(sig);
+    Workspace w;
+    const std::string started = w.t.path() + "/started";
+    Child guard(spawn({GUARDFS_BIN, "run", "--policy", w.policy, w.ws, "--", "/bin/sh", "-c",
+                       "touch " + started + "; exec sleep 1000.7171"}));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    REQUIRE(std::filesystem::exists(started));
+    ::kill(guard.pid, sig);
+    int status = 0;
+    REQUIRE(guard.wait(std::chrono::seconds(10), &status));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + sig); // the command's end, passed through
+    CHECK(run({"pgrep", "-f", "sleep 1000.7171"}).exit_code == 1);
+    CHECK(no_guardfs_mount_at(w.ws));
+}
+
 TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed",
           "[integration][run][user]") {
     require_fuse();
