@@ -136,6 +136,9 @@ void print(const Decision& d, Op op, const std::vector<std::string>& paths, bool
         fmt::format("{} {}", patterns::to_string(d.verdict), fmt::join(paths, " -> "));
     if (d.tier == guard::Tier::None) {
         line += " rule=- tier=- view=-";
+        if (!d.exempt_root.empty()) {
+            line += fmt::format(" exempt={}", d.exempt_root); // it lifted what matched outside
+        }
     } else {
         line += fmt::format(" rule={} tier={} view={}", d.rule, patterns::to_string(d.tier),
                             guard::to_string(d.view));

@@ -346,6 +346,15 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
     return d;
 }
 
+// On equal verdicts, whether `a` says more about why than `b`: a rule matched where none did,
+// or, where no rule matched, a data-root exemption that lifted one.
+bool more_telling(const Decision& a, const Decision& b) noexcept {
+    if (b.tier != Tier::None) {
+        return false;
+    }
+    return a.tier != Tier::None || (b.exempt_root.empty() && !a.exempt_root.empty());
+}
+
 Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
     const CompiledPolicy& p = ctx.policy;
     if (is_self(p, pv.path, t.through)) {
@@ -382,11 +391,12 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
             }
             r.build(pv.path, *inside);
             d = judge_readings(ctx, r, t, pv, nullptr);
-            if (d.tier != Tier::None) {
-                d.exempt_root = k.key;
-            } else {
-                d.exempt_root.clear();
-            }
+            // Named also when nothing matches inside the root: the exemption decided then, and
+            // the audit log says so (design §7).
+            d.exempt_root = k.key;
+            // Never a settled path: the root is resolved again at each decision (design §5), and
+            // a symlinked root retargeted leaves this path guarded again.
+            ctx.settled = false;
             break;
         }
     }
@@ -596,8 +606,7 @@ Decision Judge::decide_unsafe(const Request& request, std::span<const GrantedAsk
         Decision target_best;
         for (const PathView& pv : t.views) {
             Decision d = judge_path(ctx, t, pv);
-            if (stronger(d, target_best) ||
-                (target_best.tier == Tier::None && d.tier != Tier::None)) {
+            if (stronger(d, target_best) || more_telling(d, target_best)) {
                 target_best = std::move(d);
             }
             if (target_best.verdict == Verdict::Deny) {
@@ -615,8 +624,7 @@ Decision Judge::decide_unsafe(const Request& request, std::span<const GrantedAsk
             target_best.path = t.views.front().path;
             target_best.reason = "a new symbolic link whose target leaves the mounted tree";
         }
-        if (stronger(target_best, best) ||
-            (best.tier == Tier::None && target_best.tier != Tier::None)) {
+        if (stronger(target_best, best) || more_telling(target_best, best)) {
             best = std::move(target_best);
         }
         if (best.verdict == Verdict::Deny) {

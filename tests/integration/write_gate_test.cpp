@@ -451,6 +451,35 @@ TEST_CASE("the data root exempts writes through a mount point apart from the wor
     CHECK_FALSE(file_state(g.ws(".sema/notes.md")).exists);
 }
 
+TEST_CASE("a symlinked data root retargeted while mounted is followed at the next write",
+          "[integration][gate][dataroot]") {
+    // design §5: each spelling is canonicalized when a decision needs it. A path the exemption
+    // had let through was remembered as settled (matching nothing), so after the root's link
+    // was aimed elsewhere the old directory stayed writable without a decision.
+    MountSpec spec;
+    spec.policy_yaml = "ask: [\".sema\"]\n";
+    spec.setup = [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/.sema/one");
+        std::filesystem::create_directories(ws + "/.sema/two");
+        std::filesystem::create_directory_symlink(ws + "/.sema/one",
+                                                  std::filesystem::path(ws).parent_path() / "data");
+    };
+    spec.extra_args = {"--data-root", "{root}/data"};
+    MountedGuard g(spec);
+    CHECK(write_text(g.ws(".sema/one/a.md"), "1\n") == 0);
+    CHECK(write_text(g.ws(".sema/one/a.md"), "2\n") == 0);
+    CHECK(write_text(g.ws(".sema/one/a.md"), "3\n", O_APPEND) == 0);
+    CHECK(write_text(g.ws(".sema/two/b.md"), "x\n") == EACCES); // ask, and no approver
+    const std::string link = g.root() + "/data";
+    std::filesystem::remove(link);
+    std::filesystem::create_directory_symlink(g.ws(".sema/two"), link);
+    CHECK(write_text(g.ws(".sema/one/a.md"), "4\n") == EACCES);
+    CHECK(write_text(g.ws(".sema/one/a.md"), "5\n", O_APPEND) == EACCES);
+    CHECK(write_text(g.ws(".sema/two/b.md"), "y\n") == 0);
+    REQUIRE(g.unmount() == 0);
+    CHECK(read_file(g.ws(".sema/one/a.md")) == "2\n3\n");
+}
+
 TEST_CASE("a file keeps a guarded name's verdict, and gets a new name's, when names change "
           "underneath",
           "[integration][gate][hardlink]") {

@@ -127,6 +127,8 @@ TEST_CASE("the data root: ancestors do not guard inside it, guarded paths inside
 
     const Decision inside = test::write_to(j, root + "/memory/note.md");
     CHECK(inside.verdict == Verdict::Allow);
+    CHECK(inside.exempt_root == root); // the exemption decided: the audit's `exemption` names it
+    CHECK(inside.settled == 0);        // never remembered as matching nothing: the root may move
     CHECK(test::write_to(j, root).verdict == Verdict::Allow);
     const Decision ssh = test::write_to(j, root + "/x/.ssh/id_rsa");
     CHECK(ssh.verdict == Verdict::Deny);
