@@ -54,8 +54,12 @@ int cmd_reload(const std::string& mountpoint) {
         if (read_attr(mountpoint, "user.guardfs.reload", after) &&
             generation_of(after) > generation_of(before)) {
             const std::string status = after.substr(after.find(' ') + 1);
-            if (status == "ok") {
+            if (status == "ok" || status.rfind("ok: ", 0) == 0) {
                 std::printf("guardfs reload: %s: policy reloaded\n", mountpoint.c_str());
+                if (status != "ok") {
+                    std::fprintf(stderr, "guardfs reload: %s: %s\n", mountpoint.c_str(),
+                                 status.substr(4).c_str());
+                }
                 return kExitOk;
             }
             std::fprintf(stderr,

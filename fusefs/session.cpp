@@ -13,6 +13,7 @@
 #include "guard/arbiter.hpp"
 #include "guard/git_config.hpp"
 #include "guard/judge.hpp"
+#include "patterns/answers_yaml.hpp"
 #include "patterns/policy.hpp"
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -212,7 +214,31 @@ private:
 
 // Re-reads the policy (through the underlying tree if it lies under the mount), compiles it and
 // swaps it in. An invalid file keeps the old policy and says why, on stderr and in the log.
-void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const GuardSetup& setup) {
+// The keys read once, at mount time, whose value in the reloaded policy differs from the one
+// in force: named in the reload's note, since the reload does not apply them.
+std::string mount_time_changes(const patterns::Policy& now, const patterns::Policy& next) {
+    std::vector<std::string> changed;
+    if (now.approver.command != next.approver.command ||
+        now.approver.socket != next.approver.socket ||
+        now.approver.timeout_seconds != next.approver.timeout_seconds) {
+        changed.emplace_back("approver");
+    }
+    if (now.audit.path != next.audit.path) {
+        changed.emplace_back("audit.path");
+    }
+    if (now.allow_file != next.allow_file) {
+        changed.emplace_back("allow_file");
+    }
+    if (changed.empty()) {
+        return {};
+    }
+    return fmt::format("{} changed in the policy: read at mount time only, the change applies "
+                       "at the next mount",
+                       fmt::join(changed, ", "));
+}
+
+void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const GuardSetup& setup,
+            guard::AnswerStore& answers) {
     patterns::Policy policy = patterns::Policy::builtin_default();
     std::string error;
     if (!setup.policy_path.empty()) {
@@ -230,11 +256,32 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
             policy.source = setup.policy_path;
         }
     }
+    // The allow file too (design §7 names it beside the policy): a person may have edited it,
+    // and the next persisted answer writes the list in memory back over it.
+    std::optional<std::vector<patterns::StoredAnswer>> stored;
+    if (error.empty() && !setup.allow_file.empty()) {
+        std::string text;
+        if (const int err = files.read(setup.allow_file, text); err == ENOENT) {
+            stored.emplace();
+        } else if (err != 0) {
+            error = fmt::format("{}: cannot read allow file: {}", setup.allow_file,
+                                strerrordesc_np(err));
+        } else if (auto loaded = patterns::load_answers_text(text, setup.allow_file); !loaded) {
+            error = loaded.error().to_string();
+        } else {
+            stored = std::move(loaded.value());
+        }
+    }
     if (error.empty()) {
         auto compiled = guard::compile_policy(policy, setup.compile_options, fs.underlying);
         if (!compiled) {
             error = compiled.error().to_string();
         } else {
+            const std::string note =
+                mount_time_changes(arbiter.judge().policy()->policy, compiled.value()->policy);
+            if (stored) {
+                answers.replace_persisted(std::move(*stored));
+            }
             arbiter.judge().set_policy(compiled.value());
             fs.self_files.set(compiled.value()->self_ids, true);
             fs.read_face = compiled.value()->read.has_guard_rules();
@@ -242,7 +289,13 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
                 arbiter.audit()->set_all(compiled.value()->policy.audit.all);
             }
             std::fprintf(stderr, "guardfs: policy reloaded from %s\n", policy.source.c_str());
-            set_status(fs, "ok");
+            if (!note.empty()) {
+                std::fprintf(stderr, "guardfs: note: %s\n", note.c_str());
+                if (arbiter.audit() != nullptr) {
+                    arbiter.audit()->note("reload", note);
+                }
+            }
+            set_status(fs, note.empty() ? std::string("ok") : "ok: note: " + note);
             return;
         }
     }
@@ -537,7 +590,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
             reloader = std::thread([&] {
                 char c = 0;
                 while (::read(g_reload_pipe[0], &c, 1) == 1 && c == 'r') {
-                    reload(fs, arbiter, host_files, setup);
+                    reload(fs, arbiter, host_files, setup, answers);
                 }
             });
         }

@@ -60,6 +60,12 @@ std::optional<StoredAnswer> AnswerStore::find(std::string_view path, std::string
     return allow;
 }
 
+void AnswerStore::replace_persisted(std::vector<StoredAnswer> persisted) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    persisted_ = std::move(persisted);
+    count_ = mount_.size() + persisted_.size();
+}
+
 std::vector<StoredAnswer> AnswerStore::remember(StoredAnswer a, bool persist) {
     std::unique_lock<std::shared_mutex> lock(mu_);
     auto& list = persist ? persisted_ : mount_;

@@ -30,6 +30,10 @@ public:
     // Remembers an answer; returns the persisted list to write when `persist` (else empty).
     std::vector<patterns::StoredAnswer> remember(patterns::StoredAnswer a, bool persist);
 
+    // Replaces the persisted answers with the allow file's (a reload): the user may have edited
+    // it, and the next persist writes this list back. Answers remembered for the mount stay.
+    void replace_persisted(std::vector<patterns::StoredAnswer> persisted);
+
     [[nodiscard]] bool empty() const noexcept { return count_.load() == 0; }
 
     [[nodiscard]] std::size_t size() const noexcept { return count_.load(); }

@@ -464,6 +464,43 @@ TEST_CASE("a name with newlines, quotes and invalid UTF-8 keeps the audit log on
     std::filesystem::remove_all(root);
 }
 
+TEST_CASE("reload re-reads the allow file, and names the keys it applies only at the next mount",
+          "[integration][reload]") {
+    // The allow file was read at mount time only: an answer the user revoked there stayed in
+    // force, and the next persisted answer wrote it back. A changed approver was ignored by a
+    // reload that said only "policy reloaded".
+    TempDir files;
+    const std::string allow = files.path() + "/allowed.yaml";
+    write_file(allow, "version: 1\nanswers:\n  - {verdict: allow, scope: rule, rule: askme, "
+                      "tier: policy}\n");
+    const std::string policy = "ask: [askme]\nallow_file: " + allow + "\n";
+    MountSpec spec;
+    spec.policy_yaml = policy;
+    spec.setup = [](const std::string& ws) {
+        std::filesystem::create_directories(ws + "/askme");
+    };
+    MountedGuard g(spec);
+    CHECK(write_text(g.ws("askme/a"), "x") == 0); // the persisted answer
+    write_file(allow, "version: 1\nanswers: []\n");
+    auto r = run({GUARDFS_BIN, "reload", g.ws()});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(write_text(g.ws("askme/b"), "x") == EACCES); // revoked; no approver to ask
+    // A broken allow file is refused like a broken policy, and the answers in force stay.
+    write_file(allow, "version: 1\nanswers: [ {verdict: maybe} ]\n");
+    r = run({GUARDFS_BIN, "reload", g.ws()});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(allow) != std::string::npos);
+    write_file(allow, "version: 1\nanswers: []\n");
+    // The approver is set up at mount time: the reload says that its change waits.
+    write_file(g.root() + "/policy.yaml", policy + "approver: {command: [\"true\"]}\n");
+    r = run({GUARDFS_BIN, "reload", g.ws()});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("policy reloaded") != std::string::npos);
+    CHECK(r.err.find("approver changed in the policy") != std::string::npos);
+    CHECK(r.err.find("next mount") != std::string::npos);
+}
+
 TEST_CASE("reload takes a valid policy and keeps the old one when the new one is broken",
           "[integration][reload]") {
     TempDir logs;
