@@ -84,7 +84,7 @@ int cmd_run(const RunArgs& args) {
             return kExitRuntime;
         }
         // The guard stays up until the command has ended, whatever signal it was sent.
-        forward_signals_to(pid);
+        forward_signals_to(pid, &fusefs::request_reload);
         ::signal(SIGPIPE, SIG_IGN);
         waiter = std::thread([&command_code, pid, se, mountpoint] {
             int status = 0;

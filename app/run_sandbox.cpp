@@ -360,12 +360,20 @@ int exit_code_of(int status) {
 namespace {
 
 std::atomic<pid_t> g_forward_to{-1};
+void (*g_on_hangup)() noexcept = nullptr;
 
 void forward_signal(int sig, siginfo_t* info, void* /*context*/) {
+    const bool from_terminal = info != nullptr && info->si_code == SI_KERNEL;
     // SIGINT and SIGQUIT from the terminal (si_code SI_KERNEL) reach the whole foreground
     // process group, the command too: forwarding them would deliver them twice. Sent by a
     // process (kill, timeout -s INT, a supervisor), they are forwarded like the rest.
-    if ((sig == SIGINT || sig == SIGQUIT) && info != nullptr && info->si_code == SI_KERNEL) {
+    if ((sig == SIGINT || sig == SIGQUIT) && from_terminal) {
+        return;
+    }
+    // SIGHUP a process sends re-reads the policy (design §7), where the guard is served; a
+    // terminal's hangup goes on to the command.
+    if (sig == SIGHUP && !from_terminal && g_on_hangup != nullptr) {
+        g_on_hangup();
         return;
     }
     if (const pid_t pid = g_forward_to.load(); pid > 0) {
@@ -375,8 +383,9 @@ void forward_signal(int sig, siginfo_t* info, void* /*context*/) {
 
 } // namespace
 
-void forward_signals_to(pid_t pid) {
+void forward_signals_to(pid_t pid, void (*on_hangup)() noexcept) {
     g_forward_to = pid;
+    g_on_hangup = on_hangup;
 
     struct sigaction sa {};
 

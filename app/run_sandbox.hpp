@@ -49,9 +49,10 @@ int exit_code_of(int status);
 
 // Forwards to `pid` the signals a supervisor sends: SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
 // SIGWINCH, SIGCONT, and SIGINT and SIGQUIT when a process sent them (from the terminal they
-// reach the command already). stop_forwarding_signals() ends it (the command has been reaped:
-// its pid may be reused).
-void forward_signals_to(pid_t pid);
+// reach the command already). With `on_hangup`, a SIGHUP a process sent calls it instead (the
+// guard's reload, in the process that serves it). stop_forwarding_signals() ends it (the
+// command has been reaped: its pid may be reused).
+void forward_signals_to(pid_t pid, void (*on_hangup)() noexcept = nullptr);
 void stop_forwarding_signals();
 
 } // namespace guardfs::app

@@ -309,6 +309,10 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
 
 } // namespace
 
+void request_reload() noexcept {
+    on_sighup(SIGHUP);
+}
+
 void stop_session(fuse_session* se, const std::string& mountpoint) {
     fuse_session_exit(se);
     ::umount2(mountpoint.c_str(), MNT_DETACH); // wakes the workers: their reads end
@@ -580,13 +584,15 @@ int serve(const MountOptions& options, GuardSetup setup) {
             }
         };
         std::thread reloader;
-        if (!options.own_signals && ::pipe2(g_reload_pipe, O_CLOEXEC) == 0) {
-            struct sigaction sa {};
+        if (::pipe2(g_reload_pipe, O_CLOEXEC) == 0) {
+            if (!options.own_signals) {
+                struct sigaction sa {};
 
-            sa.sa_handler = on_sighup;
-            sigemptyset(&sa.sa_mask);
-            sa.sa_flags = SA_RESTART;
-            ::sigaction(SIGHUP, &sa, nullptr); // libfuse made SIGHUP end the session
+                sa.sa_handler = on_sighup;
+                sigemptyset(&sa.sa_mask);
+                sa.sa_flags = SA_RESTART;
+                ::sigaction(SIGHUP, &sa, nullptr); // libfuse made SIGHUP end the session
+            }
             reloader = std::thread([&] {
                 char c = 0;
                 while (::read(g_reload_pipe[0], &c, 1) == 1 && c == 'r') {
@@ -607,7 +613,9 @@ int serve(const MountOptions& options, GuardSetup setup) {
             stop_rings(*rings);
         }
         if (reloader.joinable()) {
-            ::signal(SIGHUP, SIG_IGN);
+            if (!options.own_signals) {
+                ::signal(SIGHUP, SIG_IGN);
+            }
             const char q = 'q';
             (void)!::write(g_reload_pipe[1], &q, 1);
             reloader.join();

@@ -51,6 +51,10 @@ enum class MountState { NotMounted, Guardfs, GuardfsStale, OtherFuseStale, Other
 
 MountState mount_state(const std::string& path);
 
+// Makes the serving daemon re-read its policy, as SIGHUP does; async-signal-safe, for a caller
+// that handles SIGHUP itself (own_signals: guardfs run).
+void request_reload() noexcept;
+
 // Ends a session from another thread (guardfs run, when the command has ended): the loop
 // returns once the mount is detached.
 void stop_session(fuse_session* se, const std::string& mountpoint);

@@ -317,6 +317,41 @@ TEST_CASE("SIGINT or SIGTERM sent to guardfs run ends the command and removes th
     CHECK(no_guardfs_mount_at(w.ws));
 }
 
+TEST_CASE("SIGHUP sent to guardfs run re-reads the policy instead of hanging up the command",
+          "[integration][run][reload]") {
+    // design §7: SIGHUP re-reads the policy. guardfs run forwarded it to the command (which died
+    // of it, or trapped it), and the guard it served had no way to reload.
+    require_fuse();
+    Workspace w;
+    const std::string started = w.t.path() + "/started";
+    const std::string go = w.t.path() + "/go";
+    const std::string out = w.t.path() + "/out";
+    const std::string script =
+        "trap 'echo got-hup' HUP; touch " + started + "; while [ ! -e " + go +
+        " ]; do sleep 0.02; done; i=0; while echo z 2>/dev/null > two && [ $i -lt 250 ]; do "
+        "rm -f two; i=$((i+1)); sleep 0.02; done; [ -e two ] && echo two-written || echo "
+        "two-refused";
+    Child guard(spawn({GUARDFS_BIN, "run", "--policy", w.policy, w.ws, "--", "/bin/sh", "-c",
+                       "cd " + w.ws + " && " + script},
+                      out));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    REQUIRE(std::filesystem::exists(started));
+    write_file(w.policy, "deny: [\".env\", two]\n");
+    ::kill(guard.pid, SIGHUP);
+    write_file(go, "");
+    int status = 0;
+    REQUIRE(guard.wait(std::chrono::seconds(30), &status));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    const std::string said = read_file(out);
+    CAPTURE(said);
+    CHECK(said.find("two-refused") != std::string::npos);
+    CHECK(said.find("got-hup") == std::string::npos);
+}
+
 TEST_CASE("guardfs run works for an ordinary user, with the same escapes closed",
           "[integration][run][user]") {
     require_fuse();
