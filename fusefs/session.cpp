@@ -481,10 +481,14 @@ int serve(const MountOptions& options, GuardSetup setup) {
     UnderlyingHostFiles host_files(fs.cfg, fs.inodes.root().fd.get());
     guard::AnswerStore answers(setup.answers);
     guard::AuditLog audit(setup.audit_fd, setup.audit_all);
-    // The approver's trouble goes to stderr; a decision it affects carries its own reason in the
-    // audit log ("...: approver stopped (fail closed)").
-    auto log = [](const std::string& message) {
+    // The approver's messages go to stderr, its trouble to the audit log too (a daemon in the
+    // background has no stderr); a decision it affects carries its own reason there as well
+    // ("...: approver stopped (fail closed)").
+    auto log = [&audit](const std::string& message, bool trouble) {
         std::fprintf(stderr, "guardfs: %s\n", message.c_str());
+        if (trouble) {
+            audit.note("approver", message);
+        }
     };
     if (!setup.approver_command.empty()) {
         arbiter.set_approver(

@@ -218,10 +218,11 @@ protected:
         }
         ++ignored_count_;
         if (ignored_count_ <= kMaxIgnoredLogged) {
-            log_("approver: ignored " + what);
+            log_("approver: ignored " + what, true);
         } else if (ignored_count_ == kMaxIgnoredLogged + 1) {
             log_("approver: ignoring further unusable lines from this approver without logging "
-                 "each");
+                 "each",
+                 true);
         }
     }
 
@@ -282,7 +283,7 @@ protected:
             }
             buf.erase(0, start);
             if (buf.size() > kMaxLine) {
-                log_("approver: ignored a line longer than 64 KiB");
+                log_("approver: ignored a line longer than 64 KiB", true);
                 buf.clear();
                 discarding = true;
             }
@@ -424,9 +425,10 @@ private:
             dead_ = true;
             fail_all(gen, "the approver exited");
             log_("approver: the approver process exited; it will be started again for the "
-                 "next question");
+                 "next question",
+                 true);
         });
-        log_("approver: started " + argv_.front() + " (pid " + std::to_string(pid) + ")");
+        log_("approver: started " + argv_.front() + " (pid " + std::to_string(pid) + ")", false);
         return true;
     }
 
@@ -524,7 +526,7 @@ public:
     void start() override {
         ::signal(SIGPIPE, SIG_IGN);
         if (const std::string why = prepare(); !why.empty()) {
-            log_("approver: " + why); // every question is refused: no one can answer
+            log_("approver: " + why, true); // every question is refused: no one can answer
             return;
         }
         if (::pipe2(wake_, O_CLOEXEC) != 0) {
@@ -629,13 +631,14 @@ private:
         socklen_t len = sizeof cred;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
             (cred.uid != ::geteuid() && cred.uid != 0)) {
-            log_("approver: refused a connection from uid " + std::to_string(cred.uid));
+            log_("approver: refused a connection from uid " + std::to_string(cred.uid), true);
             ::close(fd);
             return;
         }
         if (own_pid_namespace_only_ && !in_own_pid_namespace(cred.pid)) {
             log_("approver: refused a connection from a process outside the daemon's PID "
-                 "namespace (the guarded command cannot answer its own questions)");
+                 "namespace (the guarded command cannot answer its own questions)",
+                 true);
             ::close(fd);
             return;
         }
@@ -649,7 +652,7 @@ private:
         }
         client_ = fd;
         ++generation_;
-        log_("approver: a terminal approver connected");
+        log_("approver: a terminal approver connected", false);
     }
 
     // Whether the peer (pid as this process sees it; 0 when it is in a namespace this one

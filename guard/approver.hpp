@@ -54,7 +54,10 @@ struct Answer {
 // Parses one answer line. On success sets id and answer; otherwise returns false with why.
 bool parse_answer(std::string_view line, std::uint64_t& id, Answer& answer, std::string& why);
 
-using LogFn = std::function<void(const std::string&)>;
+// The approver's messages: its starts and connections (`trouble` false), and what went wrong
+// with it (`trouble`: an unusable line, an exit, a refused connection), which design §6 wants
+// logged where a daemon in the background can be heard (the audit log).
+using LogFn = std::function<void(const std::string& message, bool trouble)>;
 
 class Approver {
 public:

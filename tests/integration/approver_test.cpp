@@ -132,9 +132,21 @@ TEST_CASE("no approver, or no answer in time, is a refusal", "[integration][appr
         CHECK(m.questions_when(1) == 1);
     }
     SECTION("an approver that writes garbage before its answer is still understood") {
-        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "garbage"}}, {"--ask-timeout", "5"},
-                      make_claude_dir);
+        TempDir logs;
+        const std::string log = logs.path() + "/audit.jsonl";
+        AskingMount m(kAskPolicy, {{"APPROVER_MODE", "garbage"}},
+                      {"--ask-timeout", "5", "--audit-log", log}, make_claude_dir);
         CHECK(write_text(m.g->ws(".claude/notes.md"), "x") == 0);
+        // design §6: each unusable line is logged (the audit log: a daemon in the background
+        // has no stderr) and ignored.
+        std::size_t ignored = 0;
+        for (const auto& j : audit_lines(log)) {
+            if (j.value("event", "") == "approver" &&
+                j["message"].get<std::string>().find("ignored") != std::string::npos) {
+                ++ignored;
+            }
+        }
+        CHECK(ignored == 4); // not JSON, a bad id, an unknown id, no verdict (double.py)
     }
 }
 
