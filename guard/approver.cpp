@@ -17,7 +17,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -295,6 +294,11 @@ protected:
         stopping_ = true;
     }
 
+    bool stopping() {
+        std::lock_guard<std::mutex> lock(mu_);
+        return stopping_;
+    }
+
     LogFn log_;
 
 private:
@@ -315,7 +319,8 @@ class ProcessApprover final : public LineApprover {
 public:
     ProcessApprover(std::vector<std::string> argv, std::string cwd, LogFn log)
         : LineApprover(std::move(log))
-        , argv_(with_umask(std::move(argv)))
+        , argv_(std::move(argv))
+        , spawn_argv_(with_umask(argv_))
         , cwd_(std::move(cwd)) {}
 
     ~ProcessApprover() override { stop(); }
@@ -359,7 +364,7 @@ private:
     // under the umask guardfs started with (read before the daemon clears it; 022 when that
     // cannot be read or was 0 already), set by a shell that then execs it: same pid and process
     // group, and posix_spawn cannot set a umask.
-    static std::vector<std::string> with_umask(std::vector<std::string> argv) {
+    static std::vector<std::string> with_umask(const std::vector<std::string>& argv) {
         unsigned mask = 0;
         std::string status;
         const base::UniqueFd fd(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
@@ -371,8 +376,7 @@ private:
         std::vector<std::string> out{
             "/bin/sh", "-c", fmt::format("umask {:03o} && exec \"$@\"", mask == 0 ? 022U : mask),
             "guardfs-approver"};
-        out.insert(out.end(), std::make_move_iterator(argv.begin()),
-                   std::make_move_iterator(argv.end()));
+        out.insert(out.end(), argv.begin(), argv.end());
         return out;
     }
 
@@ -397,7 +401,7 @@ private:
         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
         posix_spawnattr_setpgroup(&attr, 0);
         std::vector<char*> args;
-        for (auto& a : argv_) {
+        for (auto& a : spawn_argv_) {
             args.push_back(a.data());
         }
         args.push_back(nullptr);
@@ -424,9 +428,11 @@ private:
             read_lines(fd, gen);
             dead_ = true;
             fail_all(gen, "the approver exited");
-            log_("approver: the approver process exited; it will be started again for the "
-                 "next question",
-                 true);
+            if (!stopping()) { // not trouble when the daemon stops it (the unmount)
+                log_("approver: the approver process exited; it will be started again for the "
+                     "next question",
+                     true);
+            }
         });
         log_("approver: started " + argv_.front() + " (pid " + std::to_string(pid) + ")", false);
         return true;
@@ -468,7 +474,8 @@ private:
         }
     }
 
-    std::vector<std::string> argv_;
+    std::vector<std::string> argv_;       // the approver's command, as configured
+    std::vector<std::string> spawn_argv_; // run through the shell that sets its umask
     std::string cwd_;
     std::mutex proc_mu_; // protects the members below
     pid_t pid_ = -1;
