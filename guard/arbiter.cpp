@@ -234,6 +234,8 @@ Decision Arbiter::resolve_ask(const Request& request, Decision d, std::string& c
         key += p;
     }
     key += '\0';
+    key += q.path; // one request may ask about each of its paths in turn
+    key += '\0';
     key += d.rule;
     key += '\0';
     key += patterns::to_string(d.tier);
@@ -297,6 +299,18 @@ Decision Arbiter::decide(const Request& request) noexcept {
                     next.reason = fmt::format("ask row '{}' ({}): more questions than one request "
                                               "may ask (fail closed)",
                                               next.rule, patterns::to_string(next.tier));
+                }
+                const bool again = std::any_of(granted.begin(), granted.end(), [&](const auto& g) {
+                    return g.path == next.path && g.rule == next.rule && g.tier == next.tier;
+                });
+                if (next.verdict == Verdict::Ask && again) {
+                    // The judge asks again about what was allowed: never put the same question
+                    // twice; refuse (fail closed).
+                    next.verdict = Verdict::Deny;
+                    next.tier = Tier::Internal;
+                    next.reason = fmt::format("ask row '{}' asked again after its allow (fail "
+                                              "closed)",
+                                              next.rule);
                 }
                 d = std::move(next);
                 if (d.verdict != Verdict::Ask) {

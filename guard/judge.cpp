@@ -346,6 +346,14 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
     return d;
 }
 
+// Whether the approver already allowed this ask during the request (Judge::decide's
+// `granted`): the same path (d.path, the asking view's), rule and tier.
+bool was_granted(const Context& ctx, const Decision& d) {
+    return std::any_of(ctx.granted.begin(), ctx.granted.end(), [&](const GrantedAsk& g) {
+        return g.path == d.path && g.rule == d.rule && g.tier == d.tier;
+    });
+}
+
 // On equal verdicts, whether `a` says more about why than `b`: a rule matched where none did,
 // or, where no rule matched, a data-root exemption that lifted one.
 bool more_telling(const Decision& a, const Decision& b) noexcept {
@@ -411,15 +419,11 @@ Decision judge_path(Context& ctx, const Target& t, const PathView& pv) {
             d.tier = rule.tier;
         }
     }
-    if (d.verdict == Verdict::Ask) {
-        for (const GrantedAsk& g : ctx.granted) {
-            if (g.path == pv.path && g.rule == d.rule && g.tier == d.tier) {
-                d.verdict = Verdict::Allow;
-                d.reason = fmt::format("ask row '{}' ({}) allowed by the approver", d.rule,
-                                       patterns::to_string(d.tier));
-                return d;
-            }
-        }
+    if (d.verdict == Verdict::Ask && was_granted(ctx, d)) {
+        d.verdict = Verdict::Allow;
+        d.reason = fmt::format("ask row '{}' ({}) allowed by the approver", d.rule,
+                               patterns::to_string(d.tier));
+        return d;
     }
     if (d.verdict == Verdict::Ask && ctx.answers != nullptr && !ctx.answers->empty()) {
         // A remembered answer, on this view's exact bytes (design §6).
@@ -623,6 +627,9 @@ Decision Judge::decide_unsafe(const Request& request, std::span<const GrantedAsk
             target_best.view = t.views.front().view;
             target_best.path = t.views.front().path;
             target_best.reason = "a new symbolic link whose target leaves the mounted tree";
+            if (target_best.verdict == Verdict::Ask && was_granted(ctx, target_best)) {
+                target_best.verdict = Verdict::Allow;
+            }
         }
         if (stronger(target_best, best) || more_telling(target_best, best)) {
             best = std::move(target_best);

@@ -170,3 +170,24 @@ TEST_CASE("a request that meets two ask rows puts each to the approver, and need
     CHECK(refusing.approver()->questions_sent() == 2);
     refusing.stop();
 }
+
+TEST_CASE("a links_out ask allowed once is not asked again", "[guard][arbiter]") {
+    // The per-row loop re-judged the request, and links_out's ask (decided after the views'
+    // fold) never counted as allowed: eight identical questions, then a refusal.
+    guard::Judge judge(test::policy_of("links_out: ask\n"), g_fs);
+    guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
+    auto approver = std::make_unique<AnsweringApprover>();
+    const guard::Approver& asked = *approver;
+    arbiter.set_approver(std::move(approver));
+    arbiter.start();
+    guard::Target link = test::target("/w/lnk");
+    link.role = guard::Role::NewName;
+    guard::Target to = test::target("/etc/passwd");
+    to.role = guard::Role::LinkTarget;
+    to.views.front().view = guard::View::LinkTarget;
+    to.leaves_tree = true;
+    const auto d = arbiter.decide(test::request(guard::Op::Symlink, {link, to}));
+    CHECK(d.verdict == Verdict::Allow);
+    CHECK(asked.questions_sent() == 1);
+    arbiter.stop();
+}
