@@ -259,6 +259,9 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
     // The allow file too (design §7 names it beside the policy): a person may have edited it,
     // and the next persisted answer writes the list in memory back over it.
     std::optional<std::vector<patterns::StoredAnswer>> stored;
+    // From reading the file to replacing the answers, no persisted answer may come between: it
+    // would be lost from memory, and from the file at the next persist.
+    const auto persisting = arbiter.hold_persisting();
     if (error.empty() && !setup.allow_file.empty()) {
         std::string text;
         if (const int err = files.read(setup.allow_file, text); err == ENOENT) {
@@ -278,7 +281,7 @@ void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const G
             error = compiled.error().to_string();
         } else {
             const std::string note =
-                mount_time_changes(arbiter.judge().policy()->policy, compiled.value()->policy);
+                mount_time_changes(setup.policy->policy, compiled.value()->policy);
             if (stored) {
                 answers.replace_persisted(std::move(*stored));
             }
@@ -400,22 +403,42 @@ int serve(const MountOptions& options, GuardSetup setup) {
     {
         struct stat mst {};
 
-        if (::stat(cfg.mount_real.c_str(), &mst) != 0 || !S_ISDIR(mst.st_mode)) {
+        if (::stat(cfg.mount_real.c_str(), &mst) != 0) {
+            const int err = errno;
+            std::fprintf(stderr, "guardfs: mount point %s: %s\n", mountpoint.c_str(),
+                         strerrordesc_np(err));
+            return 1;
+        }
+        if (!S_ISDIR(mst.st_mode)) {
             std::fprintf(stderr, "guardfs: mount point %s is not a directory\n",
                          mountpoint.c_str());
             return 1;
         }
     }
+    auto below = [](const std::string& path, const std::string& dir) {
+        return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+               (dir == "/" || path[dir.size()] == '/');
+    };
     // A mount point inside the workspace would show the workspace again below itself, a loop
     // that cannot be unmounted while the daemon serves it.
-    if (cfg.mount_real.size() > cfg.ws_real.size() &&
-        cfg.mount_real.compare(0, cfg.ws_real.size(), cfg.ws_real) == 0 &&
-        (cfg.ws_real == "/" || cfg.mount_real[cfg.ws_real.size()] == '/')) {
+    if (below(cfg.mount_real, cfg.ws_real)) {
         std::fprintf(stderr,
                      "guardfs: mount point %s lies inside the workspace %s; mount over the "
                      "workspace itself or somewhere outside it\n",
                      mountpoint.c_str(), cfg.ws_real.c_str());
         return 2;
+    }
+    // The approver's socket is bound before the mount: under the mount point it would lie
+    // below the guard, where no one could connect to it.
+    if (!setup.approver_socket.empty()) {
+        const std::string sock = base::lexical_absolute(setup.approver_socket, cwd);
+        if (below(sock, mountpoint) || below(sock, cfg.mount_real)) {
+            std::fprintf(stderr,
+                         "guardfs: the approver socket %s lies under the mount point %s; put it "
+                         "outside the guarded tree (e.g. in $XDG_RUNTIME_DIR)\n",
+                         sock.c_str(), mountpoint.c_str());
+            return 2;
+        }
     }
     cfg.timeout = options.timeout_seconds;
     cfg.writeback = options.writeback;
@@ -473,6 +496,8 @@ int serve(const MountOptions& options, GuardSetup setup) {
 
     Fs fs(std::move(cfg), std::move(ws), st);
     guard::Judge judge(std::move(policy), fs.underlying, &guard::judge_git_config_change);
+    // Before the arbiter: the approver it owns logs its trouble here until it is destroyed.
+    guard::AuditLog audit(setup.audit_fd, setup.audit_all);
     guard::ArbiterConfig acfg;
     acfg.timeout = setup.ask_timeout;
     acfg.allow_file = setup.allow_file;
@@ -480,7 +505,6 @@ int serve(const MountOptions& options, GuardSetup setup) {
     arbiter.set_wait_hook(&note_ring_thread_may_wait);
     UnderlyingHostFiles host_files(fs.cfg, fs.inodes.root().fd.get());
     guard::AnswerStore answers(setup.answers);
-    guard::AuditLog audit(setup.audit_fd, setup.audit_all);
     // The approver's messages go to stderr, its trouble to the audit log too (a daemon in the
     // background has no stderr); a decision it affects carries its own reason there as well
     // ("...: approver stopped (fail closed)").

@@ -339,6 +339,10 @@ protected:
               const std::function<void(std::uint64_t)>& tag,
               std::chrono::steady_clock::time_point deadline) override {
         std::lock_guard<std::mutex> lock(proc_mu_);
+        if (stopping()) { // stopped while this question was on its way: no approver again
+            why = "approver stopped";
+            return false;
+        }
         if (dead_.load() || pid_ <= 0) {
             reap_locked(false);
             if (!spawn_locked(why)) {
@@ -380,7 +384,47 @@ private:
         return out;
     }
 
+    // Whether the configured program can be run, as execvp would find it: the shell in front
+    // (with_umask) always starts, so a missing approver would otherwise show only as a shell's
+    // exit. 0 or the errno (ENOENT, EACCES).
+    int findable() const {
+        const std::string& name = argv_.front();
+        auto runnable = [](const std::string& p) {
+            struct stat st {};
+            return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                   ::access(p.c_str(), X_OK) == 0;
+        };
+        if (name.find('/') != std::string::npos) {
+            const std::string p = name.front() == '/' || cwd_.empty() ? name : cwd_ + "/" + name;
+            return runnable(p) ? 0 : (::access(p.c_str(), F_OK) == 0 ? EACCES : ENOENT);
+        }
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): the environment is not changed after start
+        const char* env = std::getenv("PATH");
+        const std::string dirs = env != nullptr ? env : "/usr/local/bin:/usr/bin:/bin";
+        int err = ENOENT;
+        for (std::size_t start = 0; start <= dirs.size();) {
+            const std::size_t colon = std::min(dirs.find(':', start), dirs.size());
+            std::string dir = dirs.substr(start, colon - start);
+            if (dir.empty()) {
+                dir = cwd_.empty() ? "." : cwd_;
+            }
+            const std::string p = dir + "/" + name;
+            if (runnable(p)) {
+                return 0;
+            }
+            if (::access(p.c_str(), F_OK) == 0) {
+                err = EACCES;
+            }
+            start = colon + 1;
+        }
+        return err;
+    }
+
     bool spawn_locked(std::string& why) {
+        if (const int err = findable(); err != 0) {
+            why = "cannot start the approver " + argv_.front() + ": " + strerrordesc_np(err);
+            return false;
+        }
         int in[2];
         int out[2];
         if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
@@ -505,19 +549,25 @@ public:
 
         struct stat st {};
 
-        if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
-            ::unlink(path_.c_str()); // left by a daemon that is gone
-        }
         sockaddr_un addr{};
         addr.sun_family = AF_UNIX;
         if (path_.size() >= sizeof addr.sun_path) {
             return "approver socket path is too long: " + path_;
         }
+        std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+        if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+            // Left by a daemon that is gone, unless something still listens there.
+            const base::UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+            if (probe.valid() &&
+                ::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+                return "another process listens on " + path_;
+            }
+            ::unlink(path_.c_str());
+        }
         listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (listen_ < 0) {
             return std::string("cannot create the approver socket: ") + strerrordesc_np(errno);
         }
-        std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
         const mode_t old = ::umask(0177); // created 0600: only this user may answer
         const int rc = ::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
         ::umask(old);
@@ -526,6 +576,9 @@ public:
             ::close(listen_);
             listen_ = -1;
             return "cannot listen on " + path_ + ": " + strerrordesc_np(err);
+        }
+        if (::stat(path_.c_str(), &st) == 0) {
+            bound_ = FileId{st.st_dev, st.st_ino};
         }
         return {};
     }
@@ -557,9 +610,16 @@ public:
                 *fd = -1;
             }
         }
-        if (!path_.empty()) {
+
+        // Only the socket this daemon bound, and once: never a file that was at the path
+        // already (a mistyped --approver-socket), nor a later daemon's socket.
+        struct stat st {};
+
+        if (bound_ && ::lstat(path_.c_str(), &st) == 0 && st.st_dev == bound_->dev &&
+            st.st_ino == bound_->ino) {
             ::unlink(path_.c_str());
         }
+        bound_.reset();
         fail_all(0, "approver stopped");
     }
 
@@ -692,6 +752,7 @@ private:
     }
 
     std::string path_;
+    std::optional<FileId> bound_; // the socket this daemon bound at path_
     bool own_pid_namespace_only_ = false;
     int listen_ = -1;
     int wake_[2] = {-1, -1};

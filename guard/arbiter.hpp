@@ -53,6 +53,12 @@ public:
     // "" or why it could not, which stops the mount.
     [[nodiscard]] std::string prepare();
 
+    // Holds off persisting answers (each persist writes the whole list) while the caller reads
+    // the allow file and replaces the persisted answers with it (a reload).
+    [[nodiscard]] std::unique_lock<std::mutex> hold_persisting() {
+        return std::unique_lock<std::mutex>(persist_mu_);
+    }
+
     // Starts the approver's threads (call after the daemon has forked into the background).
     void start();
 

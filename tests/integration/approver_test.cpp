@@ -125,6 +125,26 @@ TEST_CASE("no approver, or no answer in time, is a refusal", "[integration][appr
         MountedGuard g(spec);
         CHECK(write_text(g.ws(".claude/notes.md"), "x") == EACCES);
     }
+    SECTION("an approver that cannot be started, with the reason in the audit log") {
+        TempDir logs;
+        const std::string log = logs.path() + "/audit.jsonl";
+        MountSpec spec;
+        spec.policy_yaml =
+            std::string(kAskPolicy) + "approver: {command: [\"no-such-approver-5cd1\"]}\n";
+        spec.setup = make_claude_dir;
+        spec.extra_args = {"--audit-log", log};
+        MountedGuard g(spec);
+        CHECK(write_text(g.ws(".claude/notes.md"), "x") == EACCES);
+        REQUIRE(g.unmount() == 0);
+        bool said = false;
+        for (const auto& j : audit_lines(log)) {
+            said = said || (j.contains("reason") &&
+                            j["reason"].get<std::string>().find(
+                                "cannot start the approver no-such-approver-5cd1: No such file") !=
+                                std::string::npos);
+        }
+        CHECK(said);
+    }
     SECTION("an approver that never answers") {
         AskingMount m(kAskPolicy, {{"APPROVER_MODE", "silent"}}, {"--ask-timeout", "0.5"},
                       make_claude_dir);

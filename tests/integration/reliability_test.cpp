@@ -1538,6 +1538,23 @@ TEST_CASE("the approver socket is listening when a background mount returns, and
     }
     CHECK(bad.exit_code == 1);
     CHECK(bad.err.find("cannot listen on") != std::string::npos);
+    // A file already at the path (a mistyped socket path) is refused, and left as it was.
+    write_file(t / "precious", "keep me\n");
+    const ProcessResult taken =
+        run({GUARDFS_BIN, "mount", "--approver-socket", t / "precious", t / "ws"}, o);
+    if (taken.exit_code == 0) {
+        run({"fusermount3", "-u", t / "ws"});
+    }
+    CHECK(taken.exit_code == 1);
+    CHECK(read_file(t / "precious") == "keep me\n");
+    // Under the mount point the socket would lie below the guard, out of everyone's reach.
+    const ProcessResult under =
+        run({GUARDFS_BIN, "mount", "--approver-socket", t / "ws/g.sock", t / "ws"}, o);
+    if (under.exit_code == 0) {
+        run({"fusermount3", "-u", t / "ws"});
+    }
+    CHECK(under.exit_code == 2);
+    CHECK(under.err.find("under the mount point") != std::string::npos);
     for (int i = 0; i < 5; ++i) {
         const ProcessResult ok =
             run({GUARDFS_BIN, "mount", "--approver-socket", t / "s", t / "ws"}, o);
