@@ -92,8 +92,11 @@ int dispatch(int argc, char** argv) {
             "used on Linux 6.9 and later when the daemon has CAP_SYS_ADMIN; no_io_uring: not "
             "FUSE over io_uring, which is used where the kernel offers it)")
         ->allow_extra_args(false);
-    mount_cmd->add_option("workspace", mount.workspace, "the directory to guard")->required();
-    mount_cmd->add_option("mountpoint", mount.mountpoint, "where to mount (default: WORKSPACE)");
+    mount_cmd->add_option("workspace", mount.workspace, "the directory to guard")
+        ->required()
+        ->check(kNonEmpty);
+    mount_cmd->add_option("mountpoint", mount.mountpoint, "where to mount (default: WORKSPACE)")
+        ->check(kNonEmpty);
 
     RunArgs run;
     auto* run_cmd = app.add_subcommand(
@@ -125,18 +128,23 @@ int dispatch(int argc, char** argv) {
         ->allow_extra_args(false);
     run_cmd->add_flag("--allow-unguarded", run.allow_unguarded,
                       "run COMMAND without the guard where the kernel refuses namespaces");
-    run_cmd->add_option("workspace", run.mount.workspace, "the directory to guard")->required();
+    run_cmd->add_option("workspace", run.mount.workspace, "the directory to guard")
+        ->required()
+        ->check(kNonEmpty);
     run_cmd->add_option("command", run.command, "COMMAND [ARGS...] (after --)")->required();
 
     std::string approve_socket;
     auto* approve_cmd = app.add_subcommand("approve", "answer the guard's questions at a "
                                                       "terminal");
     approve_cmd->add_option("--socket", approve_socket, "the mount's --approver-socket PATH")
-        ->required();
+        ->required()
+        ->check(kNonEmpty);
 
     std::string reload_mountpoint;
     auto* reload_cmd = app.add_subcommand("reload", "make the guard re-read its policy");
-    reload_cmd->add_option("mountpoint", reload_mountpoint, "the guarded mount point")->required();
+    reload_cmd->add_option("mountpoint", reload_mountpoint, "the guarded mount point")
+        ->required()
+        ->check(kNonEmpty);
 
     std::string audit_file;
     bool audit_deny_only = false;

@@ -155,8 +155,11 @@ base::Result<std::vector<StoredAnswer>> load_answers_text(std::string_view text,
                             error(row.Mark(), "a path or dir answer needs an absolute 'path'");
                             ok = false;
                         }
-                        if (a.scope == AnswerScope::Rule && a.rule.empty()) {
-                            error(row.Mark(), "a rule answer needs its 'rule'");
+                        if (a.scope != AnswerScope::Path && a.rule.empty()) {
+                            // a dir answer covers the entries its rule asks about there
+                            error(row.Mark(),
+                                  fmt::format("a {} answer needs its 'rule'",
+                                              a.scope == AnswerScope::Rule ? "rule" : "dir"));
                             ok = false;
                         }
                         if (ok) {

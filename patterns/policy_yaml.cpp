@@ -60,7 +60,9 @@ public:
     // that follows it, often lines later; the place to name is the ':' or '-' before it. A
     // written null (`~`, `null`) is marked where it stands.
     base::Location at_empty(const YAML::Mark& m) const {
-        auto pos = static_cast<std::size_t>(m.pos);
+        // yaml-cpp's positions leave out a UTF-8 byte order mark.
+        const std::size_t bom = text_.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+        auto pos = static_cast<std::size_t>(m.pos) + bom;
         if (pos > text_.size()) {
             return at(m);
         }

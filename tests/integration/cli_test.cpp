@@ -168,6 +168,17 @@ TEST_CASE("usage errors exit 2", "[cli][errors]") {
     CHECK(refused_to_mount(t, {"--audit-log", ""}) == 2);
     t.mkdir("ws");
     CHECK(guardfs_cmd({"run", "--policy", "", t / "ws", "--", "true"}).exit_code == 2);
+    CHECK(guardfs_cmd({"mount", ""}).exit_code == 2);
+    {
+        // MOUNTPOINT "" is not WORKSPACE (it mounted over WORKSPACE).
+        guardfs::test::RunOptions o;
+        o.timeout = std::chrono::seconds(5);
+        const auto r = guardfs::test::run({GUARDFS_BIN, "mount", "-f", t / "ws", ""}, o);
+        guardfs::test::run({"fusermount3", "-u", "-z", t / "ws"});
+        CHECK(r.exit_code == 2);
+    }
+    CHECK(guardfs_cmd({"reload", ""}).exit_code == 2);
+    CHECK(guardfs_cmd({"approve", "--socket", ""}).exit_code == 2);
 }
 
 TEST_CASE("output that cannot be written is a runtime failure, exit 1", "[cli][errors]") {
