@@ -146,7 +146,7 @@ TEST_CASE("policy errors exit 2 and name file, line and column", "[cli][errors]"
     const std::string two = t.write("two.yaml", "version: 1\n---\ndeny: [\".env\"]\n");
     const auto r2 = guardfs_cmd({"check", "--policy", two, "/x"});
     CHECK(r2.exit_code == 2);
-    CHECK(r2.err.find(two + ":3:1: a second YAML document") != std::string::npos);
+    CHECK(r2.err.find(two + ":2:1: a second YAML document") != std::string::npos);
 }
 
 TEST_CASE("usage errors exit 2", "[cli][errors]") {

@@ -110,7 +110,10 @@ TEST_CASE("errors name the file, line and column", "[patterns][yaml][errors]") {
         {"plain scalar\n", "the policy must be a mapping"},
         {"deny: [\"/~/.ssh\"]\n", "p.yaml:1:8: pattern '/~/.ssh' opens with '~'"},
         // One document: what follows a '---' or '...' is not silently dropped.
-        {"version: 1\n---\ndeny: [\".env\"]\n", "p.yaml:3:1: a second YAML document"},
+        {"version: 1\n---\ndeny: [\".env\"]\n", "p.yaml:2:1: a second YAML document"},
+        // yaml-cpp's LoadAll never returns on this one (empty documents without end; found by
+        // the fuzzer): documents are counted, at most two.
+        {"!x \"a\", \"\"", "a second YAML document"},
         {"version: 1\n---\n", "a second YAML document"},
         {"deny: [x]\n...\ngarbage: [\n", "p.yaml:4:1:"},
         // An empty value is named where it stands, not at the token after it.
