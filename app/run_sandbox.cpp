@@ -372,13 +372,13 @@ void forward_signal(int sig, siginfo_t* info, void* /*context*/) {
     }
     // SIGHUP a process sends re-reads the policy (design §7), where the guard is served; a
     // terminal's hangup goes on to the command.
+    const int saved = errno; // kill(2) may set it under the interrupted code
     if (sig == SIGHUP && !from_terminal && g_on_hangup != nullptr) {
         g_on_hangup();
-        return;
-    }
-    if (const pid_t pid = g_forward_to.load(); pid > 0) {
+    } else if (const pid_t pid = g_forward_to.load(); pid > 0) {
         ::kill(pid, sig);
     }
+    errno = saved;
 }
 
 } // namespace

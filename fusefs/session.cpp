@@ -212,10 +212,8 @@ private:
     std::thread thread_;
 };
 
-// Re-reads the policy (through the underlying tree if it lies under the mount), compiles it and
-// swaps it in. An invalid file keeps the old policy and says why, on stderr and in the log.
-// The keys read once, at mount time, whose value in the reloaded policy differs from the one
-// in force: named in the reload's note, since the reload does not apply them.
+// The keys read once, at mount time, whose value in the reloaded policy differs from the
+// mount's: named in the reload's note, since the reload does not apply them.
 std::string mount_time_changes(const patterns::Policy& now, const patterns::Policy& next) {
     std::vector<std::string> changed;
     if (now.approver.command != next.approver.command ||
@@ -237,6 +235,9 @@ std::string mount_time_changes(const patterns::Policy& now, const patterns::Poli
                        fmt::join(changed, ", "));
 }
 
+// Re-reads the policy and the allow file (through the underlying tree if they lie under the
+// mount), compiles the policy and swaps both in. An invalid file keeps the old ones and says
+// why, on stderr and in the log.
 void reload(Fs& fs, guard::Arbiter& arbiter, UnderlyingHostFiles& files, const GuardSetup& setup,
             guard::AnswerStore& answers) {
     patterns::Policy policy = patterns::Policy::builtin_default();
