@@ -157,6 +157,12 @@ TEST_CASE("a request that meets two ask rows puts each to the approver, and need
     to.role = guard::Role::RenameDestination;
     CHECK(arbiter.decide(test::request(guard::Op::Rename, {from, to})).verdict == Verdict::Allow);
     CHECK(asked.questions_sent() == 2);
+    // A rename inside one row is one question: it shows both paths and the row.
+    guard::Target inside = test::target("/w/.claude/skills/f");
+    inside.role = guard::Role::RenameDestination;
+    CHECK(arbiter.decide(test::request(guard::Op::Rename, {from, inside})).verdict ==
+          Verdict::Allow);
+    CHECK(asked.questions_sent() == 3);
     arbiter.stop();
 
     // Refused when the second row's answer is deny.
