@@ -1531,28 +1531,24 @@ TEST_CASE("the approver socket is listening when a background mount returns, and
     // It was bound after the daemon forked: `guardfs approve` right after mount found nothing
     // in about one try of six, and a socket that could not be made left a mount whose every
     // question was refused, with exit 0 and the reason on a /dev/null stderr.
-    const ProcessResult bad =
-        run({GUARDFS_BIN, "mount", "--approver-socket", t / "no/such/dir/s", t / "ws"}, o);
-    if (bad.exit_code == 0) {
-        run({"fusermount3", "-u", t / "ws"});
-    }
+    // Background mode: a mount that should not have started is taken down again here.
+    auto mount_with = [&](const std::string& socket) {
+        const ProcessResult r =
+            run({GUARDFS_BIN, "mount", "--approver-socket", socket, t / "ws"}, o);
+        if (r.exit_code == 0) {
+            run({"fusermount3", "-u", t / "ws"});
+        }
+        return r;
+    };
+    const ProcessResult bad = mount_with(t / "no/such/dir/s");
     CHECK(bad.exit_code == 1);
     CHECK(bad.err.find("cannot listen on") != std::string::npos);
     // A file already at the path (a mistyped socket path) is refused, and left as it was.
     write_file(t / "precious", "keep me\n");
-    const ProcessResult taken =
-        run({GUARDFS_BIN, "mount", "--approver-socket", t / "precious", t / "ws"}, o);
-    if (taken.exit_code == 0) {
-        run({"fusermount3", "-u", t / "ws"});
-    }
-    CHECK(taken.exit_code == 1);
+    CHECK(mount_with(t / "precious").exit_code == 1);
     CHECK(read_file(t / "precious") == "keep me\n");
     // Under the mount point the socket would lie below the guard, out of everyone's reach.
-    const ProcessResult under =
-        run({GUARDFS_BIN, "mount", "--approver-socket", t / "ws/g.sock", t / "ws"}, o);
-    if (under.exit_code == 0) {
-        run({"fusermount3", "-u", t / "ws"});
-    }
+    const ProcessResult under = mount_with(t / "ws/g.sock");
     CHECK(under.exit_code == 2);
     CHECK(under.err.find("under the mount point") != std::string::npos);
     for (int i = 0; i < 5; ++i) {

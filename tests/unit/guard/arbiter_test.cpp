@@ -151,15 +151,13 @@ TEST_CASE("a request that meets two ask rows puts each to the approver, and need
     const guard::Approver& asked = *approver;
     arbiter.set_approver(std::move(approver));
     arbiter.start();
-    guard::Target from = test::target("/w/.claude/skills/e");
-    from.role = guard::Role::RenameSource;
-    guard::Target to = test::target("/w/CLAUDE.md");
-    to.role = guard::Role::RenameDestination;
+    const guard::Target from = test::target("/w/.claude/skills/e", guard::Role::RenameSource);
+    const guard::Target to = test::target("/w/CLAUDE.md", guard::Role::RenameDestination);
     CHECK(arbiter.decide(test::request(guard::Op::Rename, {from, to})).verdict == Verdict::Allow);
     CHECK(asked.questions_sent() == 2);
     // A rename inside one row is one question: it shows both paths and the row.
-    guard::Target inside = test::target("/w/.claude/skills/f");
-    inside.role = guard::Role::RenameDestination;
+    const guard::Target inside =
+        test::target("/w/.claude/skills/f", guard::Role::RenameDestination);
     CHECK(arbiter.decide(test::request(guard::Op::Rename, {from, inside})).verdict ==
           Verdict::Allow);
     CHECK(asked.questions_sent() == 3);
@@ -186,10 +184,8 @@ TEST_CASE("a links_out ask allowed once is not asked again", "[guard][arbiter]")
     const guard::Approver& asked = *approver;
     arbiter.set_approver(std::move(approver));
     arbiter.start();
-    guard::Target link = test::target("/w/lnk");
-    link.role = guard::Role::NewName;
-    guard::Target to = test::target("/etc/passwd");
-    to.role = guard::Role::LinkTarget;
+    const guard::Target link = test::target("/w/lnk", guard::Role::NewName);
+    guard::Target to = test::target("/etc/passwd", guard::Role::LinkTarget);
     to.views.front().view = guard::View::LinkTarget;
     to.leaves_tree = true;
     const auto d = arbiter.decide(test::request(guard::Op::Symlink, {link, to}));
