@@ -335,8 +335,11 @@ int serve(const MountOptions& options, GuardSetup setup) {
         mount_real = real;
         std::free(real); // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
     }
-    switch (
-        mount_state(mount_state(mount_real) == MountState::NotMounted ? mountpoint : mount_real)) {
+    MountState state = mount_state(mount_real);
+    if (state == MountState::NotMounted && mount_real != mountpoint) {
+        state = mount_state(mountpoint);
+    }
+    switch (state) {
     case MountState::GuardfsStale:
         // A guardfs daemon died without unmounting (e.g. SIGKILL). Detach the dead mount and
         // guard the directory again.
@@ -515,9 +518,12 @@ int serve(const MountOptions& options, GuardSetup setup) {
             audit.note("approver", message);
         }
     };
+    // The kernel applied each caller's umask already: the daemon creates with 0. The one it
+    // started with is the approver's.
+    const mode_t started_umask = ::umask(0);
     if (!setup.approver_command.empty()) {
-        arbiter.set_approver(
-            guard::make_process_approver(setup.approver_command, setup.approver_cwd, log));
+        arbiter.set_approver(guard::make_process_approver(setup.approver_command,
+                                                          setup.approver_cwd, log, started_umask));
     } else if (!setup.approver_socket.empty()) {
         arbiter.set_approver(guard::make_socket_approver(setup.approver_socket, log,
                                                          setup.approver_own_pid_namespace));
@@ -534,7 +540,6 @@ int serve(const MountOptions& options, GuardSetup setup) {
     set_status(fs, "ok");
 
     raise_fd_limit();
-    ::umask(0); // the kernel applied the caller's umask already
 
     std::vector<std::string> argv_store{"guardfs", "-o", joined};
     std::vector<char*> argv;

@@ -5,7 +5,6 @@
 // co-process fails only its own questions and never one sent to its successor.
 #include "guard/approver.hpp"
 
-#include "base/io.hpp"
 #include "base/unique_fd.hpp"
 #include "guard/json_text.hpp"
 
@@ -317,10 +316,10 @@ private:
 
 class ProcessApprover final : public LineApprover {
 public:
-    ProcessApprover(std::vector<std::string> argv, std::string cwd, LogFn log)
+    ProcessApprover(std::vector<std::string> argv, std::string cwd, LogFn log, mode_t umask)
         : LineApprover(std::move(log))
         , argv_(std::move(argv))
-        , spawn_argv_(with_umask(argv_))
+        , spawn_argv_(with_umask(argv_, umask))
         , cwd_(std::move(cwd)) {}
 
     ~ProcessApprover() override { stop(); }
@@ -365,20 +364,12 @@ protected:
 private:
     // The daemon serves with umask 0 (the kernel applied each caller's already), and a spawned
     // program inherits it: the approver's own files (its log) would be world-writable. It runs
-    // under the umask guardfs started with (read before the daemon clears it; 022 when that
-    // cannot be read or was 0 already), set by a shell that then execs it: same pid and process
-    // group, and posix_spawn cannot set a umask.
-    static std::vector<std::string> with_umask(const std::vector<std::string>& argv) {
-        unsigned mask = 0;
-        std::string status;
-        const base::UniqueFd fd(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
-        if (fd.valid() && base::read_to_end(fd.get(), status) == 0) {
-            if (const auto at = status.find("\nUmask:"); at != std::string::npos) {
-                mask = static_cast<unsigned>(std::strtoul(status.c_str() + at + 7, nullptr, 8));
-            }
-        }
+    // under `mask` (022 when that is 0 too), set by a shell that then execs it: same pid and
+    // process group, and posix_spawn cannot set a umask.
+    static std::vector<std::string> with_umask(const std::vector<std::string>& argv, mode_t mask) {
         std::vector<std::string> out{
-            "/bin/sh", "-c", fmt::format("umask {:03o} && exec \"$@\"", mask == 0 ? 022U : mask),
+            "/bin/sh", "-c",
+            fmt::format("umask {:03o} && exec \"$@\"", mask == 0 ? 022U : unsigned{mask}),
             "guardfs-approver"};
         out.insert(out.end(), argv.begin(), argv.end());
         return out;
@@ -765,8 +756,9 @@ private:
 } // namespace
 
 std::unique_ptr<Approver> make_process_approver(std::vector<std::string> argv, std::string cwd,
-                                                LogFn log) {
-    return std::make_unique<ProcessApprover>(std::move(argv), std::move(cwd), std::move(log));
+                                                LogFn log, mode_t umask) {
+    return std::make_unique<ProcessApprover>(std::move(argv), std::move(cwd), std::move(log),
+                                             umask);
 }
 
 std::unique_ptr<Approver> make_socket_approver(std::string path, LogFn log,

@@ -81,9 +81,10 @@ public:
     [[nodiscard]] virtual std::uint64_t questions_sent() const noexcept = 0;
 };
 
-// A co-process: argv run with cwd as its working directory; stderr is the daemon's.
+// A co-process: argv run with cwd as its working directory and `umask` (the one guardfs started
+// with: the daemon itself serves with 0; 022 when that was 0 too); stderr is the daemon's.
 std::unique_ptr<Approver> make_process_approver(std::vector<std::string> argv, std::string cwd,
-                                                LogFn log);
+                                                LogFn log, mode_t umask);
 
 // A Unix socket at path (created 0600; only the daemon's own user, or root, may answer). With
 // own_pid_namespace_only, a peer must also be in the daemon's PID namespace: `guardfs run`
