@@ -280,14 +280,11 @@ Decision Arbiter::decide(const Request& request) noexcept {
             // asked was answered allow, each named in its own question.
             std::vector<GrantedAsk> granted;
             for (std::size_t questions = 1;; ++questions) {
-                // The question shows every path of the request (`paths`) and the row that
-                // asked: an allow speaks for that row on each of them (a rename inside one ask
-                // directory is one question), never for another row, nor for a hard link's
-                // other name, which the question does not show.
-                std::vector<GrantedAsk> asked;
-                for (const std::string_view path : asked_spellings(request, d)) {
-                    asked.push_back(GrantedAsk{std::string(path), d.rule, d.tier});
-                }
+                // The question shows the path that asked, every path of the request (`paths`)
+                // and the row: an allow speaks for that row on each of them (a rename inside one
+                // ask directory is one question), never for another row, nor for another hard
+                // link's name that did not ask, which the question does not show.
+                std::vector<GrantedAsk> asked{GrantedAsk{d.path, d.rule, d.tier}};
                 for (const Target& t : request.targets) {
                     for (const PathView& v : t.views) {
                         if (v.view != View::OtherName && v.view != View::Identity) {
