@@ -63,6 +63,28 @@ private:
     std::uint64_t sent_ = 0;
 };
 
+// A judge of `yaml` and an arbiter that puts its asks to `approver`, started, and stopped at the
+// end of the scope.
+struct Asking {
+    guard::Judge judge;
+    guard::Arbiter arbiter;
+
+    explicit Asking(const std::string& yaml, std::unique_ptr<guard::Approver> approver =
+                                                 std::make_unique<AnsweringApprover>())
+        : judge(test::policy_of(yaml), g_fs)
+        , arbiter(judge, guard::ArbiterConfig{}) {
+        arbiter.set_approver(std::move(approver));
+        arbiter.start();
+    }
+
+    ~Asking() { arbiter.stop(); }
+
+    Asking(const Asking&) = delete;
+    Asking& operator=(const Asking&) = delete;
+
+    [[nodiscard]] std::uint64_t questions() { return arbiter.approver()->questions_sent(); }
+};
+
 } // namespace
 
 TEST_CASE("the wait hook runs before an ask is put to the approver, and only for an ask",
@@ -145,51 +167,38 @@ TEST_CASE("a request that meets two ask rows puts each to the approver, and need
           "[guard][arbiter]") {
     // A rename from one ask row onto another (.claude/skills/e onto CLAUDE.md) named only the
     // first end's row, and the allow for it let the file land unasked on the second.
-    guard::Judge judge(test::policy_of("ask: [skills, CLAUDE.md]\n"), g_fs);
-    guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
-    auto approver = std::make_unique<AnsweringApprover>();
-    const guard::Approver& asked = *approver;
-    arbiter.set_approver(std::move(approver));
-    arbiter.start();
+    Asking asking("ask: [skills, CLAUDE.md]\n");
     const guard::Target from = test::target("/w/.claude/skills/e", guard::Role::RenameSource);
     const guard::Target to = test::target("/w/CLAUDE.md", guard::Role::RenameDestination);
-    CHECK(arbiter.decide(test::request(guard::Op::Rename, {from, to})).verdict == Verdict::Allow);
-    CHECK(asked.questions_sent() == 2);
+    CHECK(asking.arbiter.decide(test::request(guard::Op::Rename, {from, to})).verdict ==
+          Verdict::Allow);
+    CHECK(asking.questions() == 2);
     // A rename inside one row is one question: it shows both paths and the row.
     const guard::Target inside =
         test::target("/w/.claude/skills/f", guard::Role::RenameDestination);
-    CHECK(arbiter.decide(test::request(guard::Op::Rename, {from, inside})).verdict ==
+    CHECK(asking.arbiter.decide(test::request(guard::Op::Rename, {from, inside})).verdict ==
           Verdict::Allow);
-    CHECK(asked.questions_sent() == 3);
-    arbiter.stop();
+    CHECK(asking.questions() == 3);
 
     // Refused when the second row's answer is deny.
-    guard::Arbiter refusing(judge, guard::ArbiterConfig{});
-    refusing.set_approver(std::make_unique<AnsweringApprover>(
-        guard::Remember::Once, patterns::AnswerScope::Path, "/w/CLAUDE.md"));
-    refusing.start();
-    const auto d = refusing.decide(test::request(guard::Op::Rename, {from, to}));
+    Asking refusing("ask: [skills, CLAUDE.md]\n",
+                    std::make_unique<AnsweringApprover>(
+                        guard::Remember::Once, patterns::AnswerScope::Path, "/w/CLAUDE.md"));
+    const auto d = refusing.arbiter.decide(test::request(guard::Op::Rename, {from, to}));
     CHECK(d.verdict == Verdict::Deny);
     CHECK(d.rule == "CLAUDE.md");
-    CHECK(refusing.approver()->questions_sent() == 2);
-    refusing.stop();
+    CHECK(refusing.questions() == 2);
 }
 
 TEST_CASE("a links_out ask allowed once is not asked again", "[guard][arbiter]") {
     // The per-row loop re-judged the request, and links_out's ask (decided after the views'
     // fold) never counted as allowed: eight identical questions, then a refusal.
-    guard::Judge judge(test::policy_of("links_out: ask\n"), g_fs);
-    guard::Arbiter arbiter(judge, guard::ArbiterConfig{});
-    auto approver = std::make_unique<AnsweringApprover>();
-    const guard::Approver& asked = *approver;
-    arbiter.set_approver(std::move(approver));
-    arbiter.start();
+    Asking asking("links_out: ask\n");
     const guard::Target link = test::target("/w/lnk", guard::Role::NewName);
     guard::Target to = test::target("/etc/passwd", guard::Role::LinkTarget);
     to.views.front().view = guard::View::LinkTarget;
     to.leaves_tree = true;
-    const auto d = arbiter.decide(test::request(guard::Op::Symlink, {link, to}));
+    const auto d = asking.arbiter.decide(test::request(guard::Op::Symlink, {link, to}));
     CHECK(d.verdict == Verdict::Allow);
-    CHECK(asked.questions_sent() == 1);
-    arbiter.stop();
+    CHECK(asking.questions() == 1);
 }
