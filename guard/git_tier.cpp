@@ -5,7 +5,7 @@
 // surface is never missed (the cost: a branch named `config` inside a submodule's refs is
 // refused too). The "through" judgement for renames is narrower, because git renames pack files
 // and refs inside module directories all the time: a module's name ends at the first segment
-// that is an entry of a git directory (objects, refs, ...).
+// after its first that is an entry of a git directory (objects, refs, ...).
 #include "guard/git_tier.hpp"
 
 #include <algorithm>
@@ -139,9 +139,18 @@ GitMatch surface_at(Segs tail) noexcept {
     return {};
 }
 
+// git init's probe for symlink support: a symlink named by mkstemp("tXXXXXX") in the new git
+// directory, removed at once (a submodule's clone runs it inside .git/modules/<name>).
+bool is_symlink_probe(std::string_view name) noexcept {
+    return name.size() == 7 && name[0] == 't' &&
+           std::all_of(name.begin() + 1, name.end(), [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+           });
+}
+
 // Is tail a proper prefix of a surface path (so renaming it, or making it a symlink, would move
-// or redirect what git runs)?
-bool through_at(Segs tail) noexcept {
+// or redirect what git runs)? `new_symlink`: the name is a symlink being made.
+bool through_at(Segs tail, bool new_symlink) noexcept {
     if (tail.empty()) {
         return true; // the git directory itself
     }
@@ -150,20 +159,22 @@ bool through_at(Segs tail) noexcept {
         return true;
     }
     if (first == "modules") {
-        // modules/ itself and a module's git directory (modules/<name>) are on the way to its
-        // surfaces. Past the name, only the entries git keeps there lead on (a segment that is
-        // none of them is taken as a file of the module, such as git init's "testing" probe).
-        if (tail.size() <= 2) {
-            return true;
-        }
-        std::size_t k = 1;
+        // modules/ itself and a module's git directory are on the way to its surfaces. The name
+        // may hold slashes (`git submodule add URL libs/x` names it "libs/x"), so every
+        // directory below modules/ is one, or on the way to one, until a segment that is an
+        // entry git keeps in a git directory (objects, refs, ...): past that, only the entries
+        // that lead to a surface lead on. The first segment is always (part of) the name.
+        std::size_t k = 2;
         while (k < tail.size() && !one_of(tail[k], kGitDirEntries)) {
             ++k;
         }
-        return k > 1 && k < tail.size() && through_at(tail.subspan(k));
+        if (k == tail.size()) {
+            return tail.size() == 2 || !new_symlink || !is_symlink_probe(tail.back());
+        }
+        return through_at(tail.subspan(k), new_symlink);
     }
     if (first == "worktrees") {
-        return tail.size() <= 2 || through_at(tail.subspan(2));
+        return tail.size() <= 2 || through_at(tail.subspan(2), new_symlink);
     }
     return false;
 }
@@ -237,7 +248,7 @@ GitMatch match_git(Segs segs, std::size_t strip, const Target& t, Op op) noexcep
             }
             return m;
         }
-        if (t.through && through_at(tail)) {
+        if (t.through && through_at(tail, op == Op::Symlink)) {
             best.surface = GitSurface::Through;
             best.row = ".git/... (a directory on the way to a git surface)";
         }

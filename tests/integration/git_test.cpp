@@ -7,8 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <filesystem>
 #include <string>
+
+#include <fcntl.h>
+#include <stdio.h>
 
 using namespace guardfs::test;
 
@@ -34,13 +38,17 @@ ProcessResult git(const std::string& script, const std::string& cwd, const std::
     return sh(script, git_env(cwd, home));
 }
 
-// A repository with a submodule, made outside the mount, to clone from.
-void make_source(const std::string& root) {
+// A repository with a submodule at `at` (its name too), made outside the mount, to clone from.
+void make_source(const std::string& root, const std::string& src = "src",
+                 const std::string& at = "sub") {
     const std::string home = root + "/home";
     std::filesystem::create_directories(home);
-    REQUIRE(git("git init -q sub && cd sub && echo s > s && git add s && git commit -qm s && "
-                "cd .. && git init -q src && cd src && echo a > a && git add a && "
-                "git commit -qm a && git submodule add -q ../sub sub && git commit -qm sub",
+    REQUIRE(git("(test -d sub || (git init -q sub && cd sub && echo s > s && git add s && "
+                "git commit -qm s)) && git init -q " +
+                    src + " && cd " + src +
+                    " && echo a > a && git add a && git commit -qm a && git submodule add -q "
+                    "../sub " +
+                    at + " && git commit -qm sub",
                 root, home)
                 .exit_code == 0);
 }
@@ -222,6 +230,47 @@ TEST_CASE("every place git runs code from stays guarded, and git behaves as befo
     CHECK_FALSE(std::filesystem::exists(g.ws("cl/.git/modules/sub/hooks/pre-commit")));
     CHECK(std::filesystem::is_directory(g.ws("r/.git/hooks")));
     (void)config_before;
+}
+
+TEST_CASE("a submodule whose name holds a slash keeps its git directory where git looks for it",
+          "[integration][git][attack]") {
+    // `git submodule add URL libs/x` names the module "libs/x": its git directory is
+    // .git/modules/libs/x. Moving it out, planting a hook and moving it back ran the hook at the
+    // submodule's next commit.
+    MountedGuard g(builtin_policy());
+    const std::string home = g.root() + "/home";
+    make_source(g.root(), "src2", "libs/x");
+    const std::string marker = g.root() + "/planted-program-ran";
+    git("git clone -q --recurse-submodules " + g.root() + "/src2 cl", g.ws(), home);
+    REQUIRE(std::filesystem::is_directory(g.ws("cl/.git/modules/libs/x/hooks")));
+    std::filesystem::create_directories(g.ws("empty"));
+    const std::string plant =
+        "mkdir -p ../prep/hooks && printf '#!/bin/sh\\ntouch " + marker +
+        "\\n' > ../prep/hooks/pre-commit && chmod +x ../prep/hooks/pre-commit";
+    REQUIRE(git(plant, g.ws("cl"), home).exit_code == 0);
+    for (const std::string& attack : {
+             std::string("mv .git/modules/libs/x ../stash"),
+             std::string("mv .git/modules/libs ../stash"),
+             std::string("mv ../prep .git/modules/libs/y"),
+             std::string("mv -T ../prep .git/modules/libs/x"),
+         }) {
+        CAPTURE(attack);
+        const auto r = git(attack, g.ws("cl"), home);
+        CHECK(r.exit_code != 0);
+    }
+    for (const auto& [a, b] : {std::pair{"cl/.git/modules/libs/x", "empty"},
+                               std::pair{"empty", "cl/.git/modules/libs/x"}}) {
+        CAPTURE(a, b);
+        CHECK(errno_of(::renameat2(AT_FDCWD, g.ws(a).c_str(), AT_FDCWD, g.ws(b).c_str(),
+                                   RENAME_EXCHANGE)) == EACCES);
+    }
+    // the submodule's git still works, and no planted hook runs
+    const auto after =
+        git("set -e\ncd libs/x && echo y > y && git add y && git commit -qm y", g.ws("cl"), home);
+    CAPTURE(after.out, after.err);
+    CHECK(after.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(marker));
+    CHECK(std::filesystem::is_directory(g.ws("cl/.git/modules/libs/x/hooks")));
 }
 
 TEST_CASE("rm -rf of a repository works, and a removed config or hook cannot come back harmful",

@@ -183,6 +183,46 @@ TEST_CASE("renames and symlinks through a git directory's surfaces are refused",
     CHECK(j.decide(test::request(Op::Symlink, {link, to})).verdict == Verdict::Deny);
 }
 
+TEST_CASE("a module's git directory is on the way to its surfaces whatever its name holds",
+          "[guard][git][rename]") {
+    // `git submodule add URL libs/x` keeps the module's git directory at .git/modules/libs/x:
+    // moving it out, planting a hook, and moving it back ran the hook at the next commit.
+    const guard::Judge j = git_only();
+    auto rename = [&](const std::string& from, const std::string& to, Op op = Op::Rename) {
+        guard::Target a = test::target(from, Role::RenameSource);
+        guard::Target b = test::target(to, Role::RenameDestination);
+        a.through = b.through = true;
+        a.exists = true;
+        return j.decide(test::request(op, {a, b})).verdict;
+    };
+    CHECK(rename("/w/r/.git/modules/libs/x", "/w/stash") == Verdict::Deny);
+    CHECK(rename("/w/stash", "/w/r/.git/modules/libs/x") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/libs", "/w/stash") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/a/b/c", "/w/stash") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/libs/x", "/w/empty", Op::Exchange) == Verdict::Deny);
+    CHECK(rename("/w/stash", "/w/r/.git/modules/objects/x") == Verdict::Deny); // a name "objects/x"
+    CHECK(rename("/w/stash", "/w/r/.git/modules/libs/x/modules/y/z") == Verdict::Deny);
+    // what git renames inside such a module stays open
+    CHECK(rename("/w/r/.git/modules/libs/x/objects/pack/tmp_x",
+                 "/w/r/.git/modules/libs/x/objects/pack/pack-2.pack") == Verdict::Allow);
+    CHECK(rename("/w/r/.git/modules/libs/x/refs/heads/a",
+                 "/w/r/.git/modules/libs/x/refs/heads/b") == Verdict::Allow);
+
+    auto symlink = [&](const std::string& name, const std::string& target) {
+        guard::Target link = test::target(name, Role::NewName);
+        link.through = true;
+        guard::Target to = test::target(target, Role::LinkTarget);
+        return j.decide(test::request(Op::Symlink, {link, to})).verdict;
+    };
+    CHECK(symlink("/w/r/.git/modules/libs/x", "/w/elsewhere") == Verdict::Deny);
+    CHECK(symlink("/w/r/.git/modules/libs/x/hooks", "/w/elsewhere") == Verdict::Deny);
+    // git init's probe for symlinks, in a module's new git directory, whatever its name
+    CHECK(symlink("/w/r/.git/modules/libs/x/tAb3dE9", "/w/r/.git/modules/libs/x/testing") ==
+          Verdict::Allow);
+    CHECK(symlink("/w/r/.git/modules/x/tQ2w3e4", "/w/r/.git/modules/x/testing") == Verdict::Allow);
+    CHECK(symlink("/w/r/.git/modules/libs/x/tAb3dE9x", "/w/elsewhere") == Verdict::Deny);
+}
+
 TEST_CASE("the git tier can be switched off", "[guard][git]") {
     guard::Judge j(test::policy_of("git: false\n"), g_fs);
     CHECK(test::write_to(j, "/w/.git/hooks/pre-commit").verdict == Verdict::Allow);
