@@ -48,6 +48,11 @@ constexpr std::string_view kExact[] = {
     "sendemail.tocmd",
     "sendemail.cccmd",
     "sendemail.aliasesfile",
+    "sendemail.headercmd",
+    "sendemail.sendmailcmd",
+    "imap.tunnel",
+    "instaweb.httpd",
+    "gui.editor",
     "web.browser",
     "commit.template",
     "blame.ignorerevsfile",
@@ -85,6 +90,13 @@ constexpr std::pair<std::string_view, std::string_view> kWithSubsection[] = {
     {"trailer", "command"},
     {"trailer", "cmd"},
     {"hook", "command"},
+    {"tar", "command"},          // git archive --format=<name> pipes through it
+    {"sendemail", "smtpserver"}, // sendemail.<identity>.*
+    {"sendemail", "tocmd"},
+    {"sendemail", "cccmd"},
+    {"sendemail", "headercmd"},
+    {"sendemail", "sendmailcmd"},
+    {"sendemail", "aliasesfile"},
 };
 
 struct Key {
@@ -233,7 +245,9 @@ std::optional<std::multimap<std::string, std::string>> parse_git_config(std::str
 bool is_dangerous_git_key(std::string_view key, std::string_view value) {
     const Key k = split(key);
     if (k.section == "alias") {
-        return !value.empty() && value.front() == '!';
+        // Every alias: one without `!` still runs git with any option, and options run programs
+        // (`-c core.fsmonitor=...`, `--exec-path=`, `fetch --upload-pack=`, `grep -O...`).
+        return true;
     }
     if (k.section == "submodule" && k.variable == "update") {
         return !value.empty() && value.front() == '!';
@@ -347,7 +361,8 @@ std::optional<std::string> judge_git_config_change(const GitConfigChange& change
         // value, adds or changes nothing dangerous, beside a current text git reads too.
         if (const auto keys = plain_git_config_keys(change.proposed)) {
             const bool harmless = std::none_of(keys->begin(), keys->end(), [](const auto& k) {
-                return is_dangerous_git_key(k, "!"); // "!": alias.* counts, whatever its value
+                return is_dangerous_git_key(
+                    k, "!"); // "!": submodule.*.update counts, whatever its value
             });
             if (harmless && (!change.current || plain_git_config_keys(*change.current))) {
                 return std::string();

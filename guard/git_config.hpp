@@ -23,7 +23,7 @@ inline constexpr std::size_t kMaxGitConfigBytes = 4U << 20U;
 std::optional<std::multimap<std::string, std::string>> parse_git_config(std::string_view text);
 
 // Is `key` (as parse_git_config gives it) one through which git runs a program or reads another
-// file, with this value? (alias.* and submodule.*.update only when the value begins with '!'.)
+// file, with this value? (submodule.*.update only when the value begins with '!'; alias.* always.)
 bool is_dangerous_git_key(std::string_view key, std::string_view value);
 
 // The first dangerous key that `change.proposed` adds or changes relative to `change.current`;

@@ -177,6 +177,8 @@ TEST_CASE("every place git runs code from stays guarded, and git behaves as befo
         "git config core.hooksPath EVILDIR",
         "git config core.fsmonitor EVIL",
         "git config alias.st '!EVIL'",
+        "git config alias.s2 '-c core.fsmonitor=EVIL status'",
+        "git config tar.tgz.command 'EVIL; gzip -cn'",
         "git config include.path ../evil.cfg",
         "printf '[filter \"x\"]\\n\\tclean = EVIL\\n[core]\\n\\teditor = EVIL\\n' >> .git/config",
         "echo '* filter=x diff=x' > .git/info/attributes",
@@ -208,7 +210,9 @@ TEST_CASE("every place git runs code from stays guarded, and git behaves as befo
     // git still works, and none of the planted programs runs
     const auto after =
         git("set -e\necho b > b && git add b && git commit -qm b && git status "
-            "--porcelain && (git st 2>/dev/null || true) && cd ../wt && git status --porcelain "
+            "--porcelain && (git st 2>/dev/null || true) && (git s2 >/dev/null 2>&1 || true) && "
+            "(git archive --format=tgz HEAD >/dev/null 2>&1 || true) && cd ../wt && "
+            "git status --porcelain "
             "&& cd ../r/nested/inner && git checkout -q -b x && cd ../../../cl && "
             "cd sub && echo y > y && git add y && git commit -qm y",
             g.ws("r"), home);

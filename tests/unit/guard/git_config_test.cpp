@@ -124,7 +124,7 @@ TEST_CASE("a plain config without a dangerous key is judged without starting git
     // Anything else needs git, which cannot be started here: no answer (the caller refuses).
     for (const GitConfigChange& c : {
              GitConfigChange{"[core]\nhookspath = x\n", std::nullopt},          // a dangerous key
-             GitConfigChange{"[alias]\nco = checkout\n", std::nullopt},         // alias: by value
+             GitConfigChange{"[alias]\nco = checkout\n", std::nullopt},         // every alias
              GitConfigChange{"[remote \"o\"]\nurl = \"x\"\n", std::nullopt},    // not plain
              GitConfigChange{"[remote \"o\"]\nuploadpack = x\n", std::nullopt}, // dangerous
              GitConfigChange{"[Filter \"lfs\"]\nClean = x\n", std::nullopt},    // any case
@@ -214,4 +214,46 @@ TEST_CASE("every config change is judged as git's own reading of both contents j
     }
     CHECK(plain_harmless > 10);    // the texts reach the path that does not start git
     CHECK(plain_subsections > 10); // with subsections among them
+}
+
+TEST_CASE("keys through which git runs a program are dangerous, aliases whatever their value",
+          "[guard][git-config]") {
+    using guardfs::guard::is_dangerous_git_key;
+    // A review (2026-12-07) ran programs through keys the list missed: `git archive
+    // --format=tgz` runs tar.tgz.command, and an alias without `!` runs git with `-c`.
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"alias.s2", "-c core.fsmonitor=/tmp/x status"},
+             {"alias.co", "checkout"},
+             {"alias.f", "fetch --upload-pack=/tmp/x origin"},
+             {"alias.x", "!sh -c x"},
+             {"tar.tgz.command", "touch /tmp/x; gzip -cn"},
+             {"imap.tunnel", "x"},
+             {"instaweb.httpd", "x"},
+             {"gui.editor", "x"},
+             {"sendemail.headercmd", "x"},
+             {"sendemail.sendmailcmd", "x"},
+             {"sendemail.work.smtpserver", "/tmp/x"},
+             {"sendemail.work.tocmd", "x"},
+         }) {
+        CAPTURE(key, value);
+        CHECK(is_dangerous_git_key(key, value));
+    }
+    for (const char* key : {"user.name", "core.bare", "remote.origin.url", "tar.umask",
+                            "submodule.m.url", "branch.main.merge"}) {
+        CAPTURE(key);
+        CHECK_FALSE(is_dangerous_git_key(key, "x"));
+    }
+    CHECK(is_dangerous_git_key("submodule.m.update", "!x"));
+    CHECK_FALSE(is_dangerous_git_key("submodule.m.update", "rebase"));
+    // judged with git, as a config renamed into place is
+    CHECK(judge_git_config_change_with_git(GitConfigChange{
+              std::string(kGitInit) + "[alias]\n\ts2 = -c core.fsmonitor=/tmp/x status\n",
+              std::string(kGitInit)}) == std::string("alias.s2"));
+    CHECK(judge_git_config_change_with_git(GitConfigChange{
+              std::string(kGitInit) + "[tar \"tgz\"]\n\tcommand = touch /tmp/x; gzip -cn\n",
+              std::string(kGitInit)}) == std::string("tar.tgz.command"));
+    // an alias already there stays (only what is added or changed is refused)
+    const std::string with_alias = std::string(kGitInit) + "[alias]\n\tco = checkout\n";
+    CHECK(judge_git_config_change_with_git(
+              GitConfigChange{with_alias + "[user]\n\tname = A\n", with_alias}) == std::string());
 }
