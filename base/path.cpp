@@ -1,6 +1,7 @@
 // Lexical path helpers; see path.hpp.
 #include "base/path.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <unistd.h>
@@ -62,6 +63,12 @@ std::string lexical_absolute(std::string_view p, std::string_view base) {
         segs.push_back(s);
     }
     return join_absolute(segs);
+}
+
+bool has_dotdot_segment(std::string_view p) {
+    std::vector<std::string_view> segs;
+    append_segments(p, segs);
+    return std::find(segs.begin(), segs.end(), std::string_view("..")) != segs.end();
 }
 
 bool is_valid_utf8(std::string_view s) noexcept {

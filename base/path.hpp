@@ -19,6 +19,10 @@ void append_segments(std::string_view p, std::vector<std::string_view>& out);
 // symbolic links are not consulted. The result has no trailing '/' except for "/".
 std::string lexical_absolute(std::string_view p, std::string_view base);
 
+// True when p has a ".." segment. Such a path names what the kernel's resolution gives (a ".."
+// after a symbolic link climbs out of the link's target), which lexical_absolute may not.
+bool has_dotdot_segment(std::string_view p);
+
 // "/" + segments joined with "/"; "/" for none.
 std::string join_absolute(const std::vector<std::string_view>& segs);
 

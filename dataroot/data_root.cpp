@@ -8,6 +8,26 @@
 
 namespace guardfs::dataroot {
 
+namespace {
+
+// p made absolute against base. With a ".." segment it is kept as written (joined, not
+// collapsed): `ws/.sema/jump/../engine-data` with `jump` a symlink names a directory beside
+// jump's target, and collapsing the text would exempt `ws/.sema/engine-data` instead.
+std::string absolute_spelling(std::string_view p, std::string_view base) {
+    if (!base::has_dotdot_segment(p)) {
+        return base::lexical_absolute(p, base);
+    }
+    std::vector<std::string_view> segs;
+    if (p.empty() || p.front() != '/') {
+        base::append_segments(base, segs);
+    }
+    base::append_segments(p, segs);
+    std::erase(segs, std::string_view("."));
+    return base::join_absolute(segs);
+}
+
+} // namespace
+
 std::vector<std::string> spellings(std::string_view value, std::string_view home,
                                    std::string_view start_dir) {
     std::vector<std::string> out;
@@ -23,18 +43,17 @@ std::vector<std::string> spellings(std::string_view value, std::string_view home
         return out;
     }
     if (value.front() == '/') {
-        add(base::lexical_absolute(value, "/"));
+        add(absolute_spelling(value, "/"));
         return out;
     }
     if (value.front() == '~') {
         const bool plain_tilde = value.size() == 1 || value[1] == '/';
         if (plain_tilde && !home.empty() && home.front() == '/') {
-            add(base::lexical_absolute(std::string(home) + "/" + std::string(value.substr(1)),
-                                       "/"));
+            add(absolute_spelling(std::string(home) + "/" + std::string(value.substr(1)), "/"));
         }
     }
     if (!start_dir.empty() && start_dir.front() == '/') {
-        add(base::lexical_absolute(value, start_dir));
+        add(absolute_spelling(value, start_dir));
     }
     return out;
 }
@@ -67,10 +86,14 @@ std::vector<std::string> DataRoots::keys(FsOps& fs) const {
     };
     for (const std::string& s : spellings_) {
         auto canonical = canonicalize_existing(s, fs);
-        if (!canonical) {
-            continue; // cannot be resolved: exempts nothing
+        FileKind kind = FileKind::Missing;
+        if (!canonical || fs.lstat_kind(canonical.value(), kind) != 0 ||
+            kind != FileKind::Directory) {
+            continue; // cannot be resolved, or no directory: exempts nothing
         }
-        add(base::lexical_absolute(s, "/"));
+        if (!base::has_dotdot_segment(s)) {
+            add(base::lexical_absolute(s, "/"));
+        }
         add(std::move(canonical.value()));
     }
     // The same directories as a judged view may spell them (under a mount point and under its

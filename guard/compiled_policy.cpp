@@ -119,7 +119,9 @@ compile_policy(const patterns::Policy& policy, const CompileOptions& options, da
                                          at, seg));
             continue;
         }
-        auto canonical = dataroot::canonicalize_existing(lexical, fs);
+        // Resolved as written: a ".." after a symlink climbs out of the link's target, so the
+        // text collapsed (`A/lnk/..` to `A`) may be another directory than the one named.
+        auto canonical = dataroot::canonicalize_existing(dir, fs);
         dataroot::FileKind kind = dataroot::FileKind::Missing;
         if (!canonical || fs.lstat_kind(canonical.value(), kind) != 0 ||
             kind != dataroot::FileKind::Directory) {
@@ -128,9 +130,17 @@ compile_policy(const patterns::Policy& policy, const CompileOptions& options, da
                                          at, seg, dir));
             continue;
         }
+        if (canonical.value() == "/") {
+            errors.push_back(fmt::format("{}: agent_config_dirs['{}']: '{}' resolves to '/', "
+                                         "which would make every path a configuration directory",
+                                         at, seg, dir));
+            continue;
+        }
         auto& list = anchors[seg];
-        list.push_back(lexical);
-        if (canonical.value() != lexical) {
+        if (!base::has_dotdot_segment(dir)) {
+            list.push_back(lexical);
+        }
+        if (std::find(list.begin(), list.end(), canonical.value()) == list.end()) {
             list.push_back(canonical.value());
         }
     }
@@ -162,7 +172,9 @@ compile_policy(const patterns::Policy& policy, const CompileOptions& options, da
     if (!options.cli_data_roots.empty()) {
         values = options.cli_data_roots;
         out->roots_source = "--data-root";
-    } else if (!policy.data_root.empty()) {
+    } else if (!policy.data_root.empty() || policy.data_root_where) {
+        // Found in the file, even empty (`data_root: []`): first found wins (design §5), so
+        // $AGENT_DATA_DIR does not apply.
         values = policy.data_root;
         out->roots_source = "policy";
         if (policy.data_root_where) {

@@ -47,7 +47,47 @@ TEST_CASE("a value's spellings: as written, with ~ expanded, relative resolved",
     CHECK(spellings("~/x", "", "/start") == V{"/start/~/x"}); // no home: no expansion
     CHECK(spellings("/", "/home/u", "/start").empty());       // reduces to nothing
     CHECK(spellings("", "/home/u", "/start").empty());
-    CHECK(spellings("..", "/home/u", "/").empty());
+    // With a ".." segment the text is kept as written: only the kernel's resolution knows where
+    // a ".." after a symlink leads (the keys below resolve it).
+    CHECK(spellings("/a/lnk/../data", "/home/u", "/start") == V{"/a/lnk/../data"});
+    CHECK(spellings("lnk/../data", "/home/u", "/start") == V{"/start/lnk/../data"});
+    CHECK(spellings("~/lnk/../d", "/home/u", "/start") ==
+          V{"/home/u/lnk/../d", "/start/~/lnk/../d"});
+    CHECK(spellings("..", "/home/u", "/") == V{"/.."});
+}
+
+TEST_CASE("a '..' after a symlink leads where the kernel goes, and only there",
+          "[dataroot][keys]") {
+    // A review (2026-12-07): a root spelled ws/.sema/jump/../engine-data, with jump a symlink
+    // to ws/.codex/sub, exempted ws/.sema/engine-data (the text collapsed) and not the real root
+    // ws/.codex/engine-data.
+    TempDir t;
+    RealFs fs;
+    t.mkdir("ws/.codex/sub");
+    t.mkdir("ws/.codex/engine-data");
+    t.mkdir("ws/.sema/engine-data");
+    std::filesystem::create_directory_symlink(t / "ws/.codex/sub", t / "ws/.sema/jump");
+    for (const auto& value :
+         {t / "ws/.sema/jump/../engine-data", std::string("jump/../engine-data")}) {
+        CAPTURE(value);
+        DataRoots roots(spellings(value, "/home/u", t / "ws/.sema"));
+        const auto keys = roots.keys(fs);
+        CHECK(keys == std::vector<std::string>{t / "ws/.codex/engine-data"});
+    }
+    // "/.." is "/": nothing
+    CHECK(DataRoots(spellings("..", "/home/u", "/")).keys(fs).empty());
+    // without a symlink the text and the kernel agree
+    DataRoots plain(spellings(t / "ws/.codex/sub/../engine-data", "", "/"));
+    CHECK(plain.keys(fs) == std::vector<std::string>{t / "ws/.codex/engine-data"});
+}
+
+TEST_CASE("a data root is a directory: a file exempts nothing", "[dataroot][keys]") {
+    TempDir t;
+    RealFs fs;
+    t.write("h/.claude.json", "{}");
+    CHECK(DataRoots({t / "h/.claude.json"}).keys(fs).empty());
+    std::filesystem::create_symlink(t / "h/.claude.json", t / "h/link");
+    CHECK(DataRoots({t / "h/link"}).keys(fs).empty());
 }
 
 TEST_CASE("canonicalization resolves symlinks one component at a time", "[dataroot][canonical]") {

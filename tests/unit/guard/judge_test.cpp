@@ -217,6 +217,17 @@ TEST_CASE("a data root given through $AGENT_DATA_DIR or the policy, first found 
                      g_fs);
     CHECK(test::write_to(cli, t / ".sema/a/x").verdict == Verdict::Allow);
     CHECK(test::write_to(cli, t / ".sema/b/x").verdict == Verdict::Ask); // flag beats policy
+    // A data_root found in the file, even an empty list, keeps $AGENT_DATA_DIR from applying
+    // (a review, 2026-12-07: `data_root: []` let it apply, `data_root: ""` did not).
+    for (const char* empty : {"[]", "\"\"", "[\"\"]"}) {
+        CAPTURE(empty);
+        guard::CompileOptions e;
+        e.start_dir = "/";
+        e.env_data_root = t / ".sema/a";
+        guard::Judge j(test::policy_of(std::string("ask: [.sema]\ndata_root: ") + empty + "\n", e),
+                       g_fs);
+        CHECK(test::write_to(j, t / ".sema/a/x").verdict == Verdict::Ask);
+    }
 }
 
 TEST_CASE("agent_config_dirs extends every pattern that opens with its segment",
@@ -232,6 +243,29 @@ TEST_CASE("agent_config_dirs extends every pattern that opens with its segment",
     CHECK(test::write_to(j, cfg + "/private/x").verdict == Verdict::Deny); // the policy's rows too
     CHECK(test::write_to(j, cfg + "x/settings.json").verdict == Verdict::Allow);
     CHECK(test::write_to(j, "/w/.claude/settings.json").verdict == Verdict::Deny);
+}
+
+TEST_CASE("an agent_config_dirs value with '..' after a symlink guards the directory it names",
+          "[guard][judge][agent-config]") {
+    // A review (2026-12-07): A/lnk/.. with lnk -> B/sub names B, but the text was collapsed to
+    // A first, so B's settings.json and hooks stayed writable.
+    TempDir t;
+    t.mkdir("A");
+    t.mkdir("B/sub");
+    std::filesystem::create_directory_symlink(t / "B/sub", t / "A/lnk");
+    guard::Judge j(test::policy_of("agent_config_dirs: {\".claude\": " + (t / "A/lnk/..") + "}\n"),
+                   g_fs);
+    CHECK(test::write_to(j, t / "B/settings.json").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, t / "B/hooks/evil.sh").verdict == Verdict::Deny);
+    CHECK(test::write_to(j, t / "B/notes.md").verdict == Verdict::Ask);
+    CHECK(test::write_to(j, t / "A/settings.json").verdict == Verdict::Allow);
+    // a value that resolves to '/' is refused like '/' itself
+    t.mkdir("C");
+    std::filesystem::create_directory_symlink("/tmp", t / "C/tmplink");
+    auto p =
+        test::compile_yaml("agent_config_dirs: {\".claude\": \"" + (t / "C/tmplink/..") + "\"}\n");
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().message.find("resolves to '/'") != std::string::npos);
 }
 
 TEST_CASE("agent_config_dirs rejects a value that is not an existing absolute directory",
