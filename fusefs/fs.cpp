@@ -305,6 +305,49 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
     }
 }
 
+void remember_name(Fs& fs, Inode& inode, std::string path) {
+    {
+        std::lock_guard<std::mutex> lock(inode.m);
+        if (std::find(inode.names.begin(), inode.names.end(), path) != inode.names.end()) {
+            return;
+        }
+        if (inode.names.size() < Inode::kMaxNames) {
+            inode.names.push_back(std::move(path));
+            return;
+        }
+    }
+    // Full (a file with more than kMaxNames names seen): until 2026-12-07 the new name was
+    // dropped, so 33 links made first kept a guarded name looked up later out of the verdict.
+    auto guards = [&fs](const std::string& name) {
+        guard::Request r;
+        r.op = guard::Op::OpenWrite;
+        r.targets.emplace_back();
+        r.targets.back().exists = true;
+        r.targets.back().kind = guard::Kind::File;
+        add_views(fs, name, r.targets.back());
+        return !fs.arbiter->judge().decide(r).allowed();
+    };
+    if (!guards(path)) {
+        return; // adds nothing to the verdict
+    }
+    std::vector<std::string> kept;
+    {
+        std::lock_guard<std::mutex> lock(inode.m);
+        kept = inode.names;
+    }
+    for (const std::string& name : kept) {
+        if (guards(name)) {
+            continue;
+        }
+        std::lock_guard<std::mutex> lock(inode.m);
+        const auto at = std::find(inode.names.begin(), inode.names.end(), name);
+        if (at != inode.names.end()) {
+            *at = std::move(path);
+        }
+        return;
+    }
+}
+
 int target_of_inode(Fs& fs, Inode& inode, guard::Target& target) {
     std::string path;
     if (const int err = underlying_path(fs, inode, path); err != 0) {

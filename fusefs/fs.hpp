@@ -234,6 +234,12 @@ int underlying_path(Fs& fs, const Inode& inode, std::string& out);
 void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
                guard::View spelled_view = guard::View::Spelled);
 
+// Adds `path` (an underlying path) to the names seen for `inode` (design §3). When
+// Inode::kMaxNames are kept already, a kept name that the policy lets writes through is given up
+// for `path` if `path` guards the file; otherwise `path` is not kept: a guarded name is never
+// dropped for another.
+void remember_name(Fs& fs, Inode& inode, std::string path);
+
 // A target for an inode: its current path, and every other name seen for it (design §3).
 // Returns 0 or an errno (the caller refuses the operation: where it lands is unknown).
 // target.settled is the inode's Inode::settled token when the target is the one that token was

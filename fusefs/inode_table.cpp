@@ -7,6 +7,7 @@
 #include <array>
 #include <climits>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include <fcntl.h>
@@ -53,6 +54,12 @@ Inode& InodeTable::acquire(base::UniqueFd fd, const struct stat& st) {
         count_.fetch_add(1, std::memory_order_relaxed);
         if (!in.fd.valid()) {
             detached_.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (auto kept = kept_names_.find(it->first); kept != kept_names_.end()) {
+            if (st.st_nlink > 1) {
+                in.names = std::move(kept->second); // not yet shared: no lock needed
+            }
+            kept_names_.erase(kept); // with one link left, that one is its only name
         }
     }
     Inode& in = *it->second;
@@ -114,8 +121,33 @@ void InodeTable::forget(std::uint64_t ino, std::uint64_t n) noexcept {
                 if (!dying->fd.valid()) {
                     detached_.fetch_sub(1, std::memory_order_relaxed);
                 }
+                keep_names(*dying);
             }
         }
+    }
+}
+
+void InodeTable::keep_names(Inode& dying) noexcept {
+    std::lock_guard<std::mutex> lock(dying.m);
+    if (dying.names.empty()) {
+        return;
+    }
+    try {
+        const Key key{dying.dev, dying.ino};
+        auto [at, inserted] = kept_names_.try_emplace(key);
+        at->second = std::move(dying.names);
+        if (inserted) {
+            kept_order_.push_back(key);
+        }
+        while (kept_names_.size() > kKeptNamesMax && !kept_order_.empty()) {
+            kept_names_.erase(kept_order_.front());
+            kept_order_.pop_front();
+        }
+        if (kept_order_.size() > 2 * kKeptNamesMax) {
+            std::erase_if(kept_order_, [this](const Key& k) { return !kept_names_.contains(k); });
+        }
+    } catch (const std::bad_alloc&) {
+        // out of memory: the names are lost, as they were before they were kept
     }
 }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -177,12 +178,23 @@ private:
         }
     };
 
+    // Moves a forgotten inode's names into kept_names_ (under mutex_).
+    void keep_names(Inode& dying) noexcept;
+
     std::mutex mutex_; // before any Inode::m
     std::atomic<std::size_t> count_{0};
     std::atomic<std::size_t> detached_{0}; // inodes in the table without a descriptor
     std::atomic<std::uint64_t> clock_{0};  // the last stamp handed out
     std::unordered_map<Key, std::unique_ptr<Inode>, KeyHash> map_;
     Inode root_;
+    // The names seen for inodes the kernel forgot (a reclaim, or simply no use for a while),
+    // given back when the same identity enters the table again with several links: a guarded
+    // name seen once keeps guarding the file's other names (design §3). Until 2026-12-07 a walk
+    // that made the reclaimer drop `.env`'s inode let its hard link `notes` be written. At most
+    // kKeptNamesMax inodes, the oldest given up first (each holds at most Inode::kMaxNames).
+    static constexpr std::size_t kKeptNamesMax = 4096;
+    std::unordered_map<Key, std::vector<std::string>, KeyHash> kept_names_;
+    std::deque<Key> kept_order_; // oldest first; may name entries taken back since
 };
 
 } // namespace guardfs::fusefs

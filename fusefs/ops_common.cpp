@@ -130,15 +130,8 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_
         // judged by all of them (design §3). So too a file found by another name than at its
         // last lookup (linked, renamed or unlinked underneath, or renamed through the mount),
         // and then also the name the daemon holds it by, which may be gone by the next request.
-        auto note = [&in](std::string path) {
-            std::lock_guard<std::mutex> lock(in.m);
-            bool known = false;
-            for (const auto& n : in.names) {
-                known = known || n == path;
-            }
-            if (!known && in.names.size() < Inode::kMaxNames) {
-                in.names.push_back(std::move(path));
-            }
+        auto note = [&fs, &in](std::string path) {
+            remember_name(fs, in, std::move(path));
         };
         std::string path;
         if (underlying_path(fs, parent, path) == 0) {

@@ -727,12 +727,7 @@ void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t new
     e.ino = fs.inodes.id_of(in);
     // The new name is a name of this inode from now on (design §3). The last view of a
     // target is its canonical path (add_views puts the spelled one first).
-    {
-        std::lock_guard<std::mutex> lock(in.m);
-        if (in.names.size() < Inode::kMaxNames) {
-            in.names.push_back(p.request.targets.back().views.back().path);
-        }
-    }
+    remember_name(fs, in, p.request.targets.back().views.back().path);
     fuse_reply_entry(req, &e);
 }
 

@@ -443,6 +443,35 @@ TEST_CASE("writing through another hard link of .env fails once the guard has se
     CHECK_FALSE(file_state(g.ws("third")).exists);
 }
 
+TEST_CASE("a guarded name seen once keeps guarding after many other names of the file",
+          "[integration][attack][hardlink]") {
+    // design §3: "Once any name of an inode was guarded, the inode carries that verdict". The
+    // daemon keeps at most 32 names per inode; a review (2026-12-07) made 33 links of a .env's
+    // other name first, and the guarded name, looked up after, was dropped: the file was
+    // writable through every name.
+    MountSpec spec;
+    spec.policy_yaml = kPolicy;
+    spec.setup = [](const std::string& ws) {
+        write_file(ws + "/.env", "SECRET=1\n", 0640);
+        fs::create_hard_link(ws + "/.env", ws + "/nb");
+        fs::create_directory(ws + "/L");
+    };
+    MountedGuard g(spec);
+    for (int i = 1; i <= 40; ++i) {
+        REQUIRE(::link(g.ws("nb").c_str(), g.ws("L/n" + std::to_string(i)).c_str()) == 0);
+    }
+
+    struct stat st {};
+
+    REQUIRE(::stat(g.ws(".env").c_str(), &st) == 0);
+    for (const char* name : {"nb", "L/n5", "L/n40"}) {
+        CAPTURE(name);
+        CHECK(open_errno(g.ws(name), O_WRONLY | O_APPEND) == EACCES);
+    }
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
+}
+
 // ---- renameat2 flags -----------------------------------------------------------------------
 
 TEST_CASE("RENAME_EXCHANGE of a guarded file with an ordinary file fails both ways",

@@ -907,6 +907,39 @@ TEST_CASE("EIO from the underlying filesystem reaches the caller as EIO",
     CHECK(top_fstype(g.ws()) == "ext4"); // guardfs is gone; the ext4 under it stays
 }
 
+TEST_CASE("a guarded name seen before the daemon dropped the file's inode keeps guarding",
+          "[integration][reliability][hardlink]") {
+    // design §3: "Once any name of an inode was guarded, the inode carries that verdict". When
+    // descriptors run short the reclaimer has the kernel forget inodes; a review (2026-12-07)
+    // looked up .env, walked 220 files under a limit of 256 descriptors, and then wrote .env's
+    // content through its other name `notes`: the names seen went with the inode.
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.setup = [](const std::string& ws) {
+        write_file(ws + "/.env", "SECRET=1\n", 0640);
+        fs::create_hard_link(ws + "/.env", ws + "/notes");
+        fs::create_directory(ws + "/many");
+        for (int i = 0; i < 1500; ++i) {
+            std::ofstream(ws + "/many/f" + std::to_string(i)).put('x');
+        }
+    };
+    MountedGuard g(spec);
+    lower_descriptor_limit(g, 256);
+
+    struct stat st {};
+
+    REQUIRE(::stat(g.ws(".env").c_str(), &st) == 0);
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 1500; ++i) {
+            ::lstat(g.ws("many/f" + std::to_string(i)).c_str(), &st);
+        }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    CHECK(open_errno(g.ws("notes"), O_WRONLY | O_APPEND) == EACCES);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
+}
+
 TEST_CASE("walking more files than the daemon may hold descriptors for leaves the mount working",
           "[integration][reliability][fault]") {
     // The daemon holds a descriptor for every inode the kernel knows, and the kernel forgets
