@@ -305,6 +305,29 @@ void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
     }
 }
 
+WriteSeal::WriteSeal(Fs& fs, dev_t dev, ino_t ino) : fs_(fs), dev_(dev), ino_(ino) {
+    std::lock_guard<std::mutex> lock(fs_.sealed_m);
+    fs_.sealed.emplace_back(dev, ino);
+    fs_.sealed_count.fetch_add(1); // seq_cst: before the sealer reads open_writers
+}
+
+WriteSeal::~WriteSeal() {
+    std::lock_guard<std::mutex> lock(fs_.sealed_m);
+    const auto at = std::find(fs_.sealed.begin(), fs_.sealed.end(), std::pair{dev_, ino_});
+    if (at != fs_.sealed.end()) {
+        fs_.sealed.erase(at);
+        fs_.sealed_count.fetch_sub(1);
+    }
+}
+
+bool write_sealed(Fs& fs, dev_t dev, ino_t ino) noexcept {
+    if (fs.sealed_count.load() == 0) { // seq_cst: after the opener counted itself
+        return false;
+    }
+    std::lock_guard<std::mutex> lock(fs.sealed_m);
+    return std::find(fs.sealed.begin(), fs.sealed.end(), std::pair{dev, ino}) != fs.sealed.end();
+}
+
 void remember_name(Fs& fs, Inode& inode, std::string path) {
     {
         std::lock_guard<std::mutex> lock(inode.m);
@@ -381,6 +404,9 @@ int target_of_inode(Fs& fs, Inode& inode, guard::Target& target) {
 }
 
 int target_of_entry(Fs& fs, const Inode& parent, std::string_view name, guard::Target& target) {
+    if (name.starts_with(kGitConfigTmpPrefix)) {
+        return EACCES; // the daemon's own name for a judged git config on its way into place
+    }
     std::string path;
     if (const int err = underlying_path(fs, parent, path); err != 0) {
         return err;

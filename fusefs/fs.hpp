@@ -191,6 +191,11 @@ struct Fs {
     // Signalled whenever a write-granted handle is released (see attach_git_config).
     std::mutex released_m;
     std::condition_variable released_cv;
+    // Files no open may take for writing for now (WriteSeal): a config.lock whose content the
+    // guard judged, until the rename that lands it as a git config is done.
+    std::mutex sealed_m;
+    std::vector<std::pair<dev_t, ino_t>> sealed; // under sealed_m
+    std::atomic<std::size_t> sealed_count{0};
     OpenHandles open_handles;
     std::atomic<bool> read_face{false}; // the policy hides paths (design §8)
     // The kernel opens directories without OPENDIR (decision 008): set once, at INIT.
@@ -233,6 +238,31 @@ int underlying_path(Fs& fs, const Inode& inode, std::string& out);
 // the mount point, and as the canonical underlying path when the two differ.
 void add_views(const Fs& fs, std::string_view canonical, guard::Target& target,
                guard::View spelled_view = guard::View::Spelled);
+
+// Refuses opens for writing of one file (dev, ino) while it lives (Fs::sealed). The opener
+// counts itself in Inode::open_writers before it asks write_sealed(), and the sealer seals
+// before it waits for open_writers to reach zero: so either the opener sees the seal, or the
+// sealer sees the opener.
+class WriteSeal {
+public:
+    WriteSeal(Fs& fs, dev_t dev, ino_t ino);
+    ~WriteSeal();
+
+    WriteSeal(const WriteSeal&) = delete;
+    WriteSeal& operator=(const WriteSeal&) = delete;
+
+private:
+    Fs& fs_;
+    dev_t dev_;
+    ino_t ino_;
+};
+
+// Whether a WriteSeal holds (dev, ino) now.
+bool write_sealed(Fs& fs, dev_t dev, ino_t ino) noexcept;
+
+// The prefix of the names the daemon gives a judged git config on its way into place
+// (do_rename): no request through the mount may name such an entry.
+inline constexpr std::string_view kGitConfigTmpPrefix = ".guardfs-config-";
 
 // Adds `path` (an underlying path) to the names seen for `inode` (design §3). When
 // Inode::kMaxNames are kept already, a kept name that the policy lets writes through is given up

@@ -14,12 +14,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -487,16 +489,12 @@ void do_rmdir(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t parent, const 
 
 // ---- rename ----------------------------------------------------------------------------------
 
-// Reads a whole small file relative to a directory ("" and false when it cannot).
-bool read_small(int dirfd, const char* name, std::string& out) {
-    base::UniqueFd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) {
-        return false;
-    }
+// Reads a whole small file from an open descriptor, from its start (false when it cannot).
+bool read_small(int fd, std::string& out) {
     out.clear();
     std::array<char, 65536> buf{};
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    for (off_t at = 0;;) {
+        const ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
         if (n < 0) {
             return false;
         }
@@ -504,29 +502,39 @@ bool read_small(int dirfd, const char* name, std::string& out) {
             return true;
         }
         out.append(buf.data(), static_cast<size_t>(n));
+        at += n;
         if (out.size() > guard::kMaxGitConfigBytes) {
             return false;
         }
     }
 }
 
+// Reads a whole small file relative to a directory ("" and false when it cannot).
+bool read_small(int dirfd, const char* name, std::string& out) {
+    base::UniqueFd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    return fd.valid() && read_small(fd.get(), out);
+}
+
 // git writes config through config.lock and a rename; the guard judges that rename by the new
 // content (design §4a). The content is handed over only when it is what will land: a regular
-// file with one name and no open writer (otherwise a writer could change it after the check),
-// so everything else is judged by the config row itself.
+// file with one name and no open writer, sealed against new ones (WriteSeal) until the request
+// is done, and do_rename puts that very file in place (not whatever the name holds by then).
+// Everything else is judged by the config row itself.
 void attach_git_config(Fs& fs, Prepared& p, Inode& from_dir, const char* name, Inode& to_dir,
                        const char* newname) {
     const Target& dst = p.request.targets.back();
     if (!guard::is_git_config_path(dst.views.back().path)) {
         return;
     }
+    base::UniqueFd fd(::openat(from_dir.fd.get(), name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
 
     struct stat st {};
 
-    if (::fstatat(from_dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_nlink != 1 || static_cast<size_t>(st.st_size) > guard::kMaxGitConfigBytes) {
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        static_cast<size_t>(st.st_size) > guard::kMaxGitConfigBytes) {
         return;
     }
+    auto seal = std::make_unique<WriteSeal>(fs, st.st_dev, st.st_ino);
     if (const auto id = fs.inodes.find(st.st_dev, st.st_ino)) {
         // The kernel sends release after close() has returned, so git's rename can arrive
         // before the release of its own config.lock: wait for that (briefly). A writer that
@@ -539,7 +547,7 @@ void attach_git_config(Fs& fs, Prepared& p, Inode& from_dir, const char* name, I
         }
     }
     guard::GitConfigChange change;
-    if (!read_small(from_dir.fd.get(), name, change.proposed)) {
+    if (!read_small(fd.get(), change.proposed)) {
         return;
     }
     std::string current;
@@ -549,6 +557,52 @@ void attach_git_config(Fs& fs, Prepared& p, Inode& from_dir, const char* name, I
         return;
     }
     p.request.git_config = std::move(change);
+    p.judged = std::move(fd);
+    p.seal = std::move(seal);
+}
+
+// Puts the judged file of a git-config rename (Prepared::judged) in place as to_dir/newname.
+// A rename by name lands whatever `name` holds when it runs, so the name is first moved to one
+// of the daemon's own (no request through the mount may name it: target_of_entry), checked to
+// be the judged file, and only then renamed over the config; a name that holds another file by
+// then is put back and the rename fails (EBUSY). Renames, not a new link: the daemon's O_PATH
+// descriptor of the file follows its entry, so the file is known by its new path from then on.
+// Returns 0 or an errno.
+int rename_judged(const Prepared& p, Inode& from_dir, const char* name, Inode& to_dir,
+                  const char* newname, unsigned int flags) {
+    std::array<unsigned char, 8> rnd{};
+    if (::getrandom(rnd.data(), rnd.size(), 0) != static_cast<ssize_t>(rnd.size())) {
+        return EIO;
+    }
+    std::string tmp(kGitConfigTmpPrefix);
+    for (const unsigned char b : rnd) {
+        tmp += "0123456789abcdef"[b >> 4U];
+        tmp += "0123456789abcdef"[b & 15U];
+    }
+    const int to = to_dir.fd.get();
+    if (::renameat2(from_dir.fd.get(), name, to, tmp.c_str(), RENAME_NOREPLACE) != 0) {
+        return errno;
+    }
+    auto put_back = [&] {
+        ::renameat2(to, tmp.c_str(), from_dir.fd.get(), name, RENAME_NOREPLACE);
+    };
+
+    struct stat judged {};
+
+    struct stat moved {};
+
+    if (::fstat(p.judged.get(), &judged) != 0 ||
+        ::fstatat(to, tmp.c_str(), &moved, AT_SYMLINK_NOFOLLOW) != 0 ||
+        moved.st_dev != judged.st_dev || moved.st_ino != judged.st_ino) {
+        put_back();
+        return EBUSY;
+    }
+    if (::renameat2(to, tmp.c_str(), to, newname, flags) != 0) {
+        const int err = errno;
+        put_back();
+        return err;
+    }
+    return 0;
 }
 
 int build_rename(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t parent, const char* name,
@@ -645,9 +699,13 @@ void do_rename(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
                fuse_ino_t newparent, const char* newname, unsigned int flags) {
     Inode& from_dir = inode_of(fs, parent);
     Inode& to_dir = inode_of(fs, newparent);
-    const int rc = ::renameat2(from_dir.fd.get(), name, to_dir.fd.get(), newname, flags);
-    const int err = rc == 0 ? 0 : errno;
-    if (rc == 0) {
+    int err = 0;
+    if (p.judged.valid() && p.request.op == Op::Rename) {
+        err = rename_judged(p, from_dir, name, to_dir, newname, flags);
+    } else if (::renameat2(from_dir.fd.get(), name, to_dir.fd.get(), newname, flags) != 0) {
+        err = errno;
+    }
+    if (err == 0) {
         const auto& ends = p.request.targets;
         note_moved(fs, to_dir, newname, ends.empty() ? std::nullopt : ends[0].identity);
         if ((flags & RENAME_EXCHANGE) != 0) {

@@ -157,8 +157,50 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
     return add_inode_target(fs, fs.inodes.get(ino), p);
 }
 
+// An open for writing, counted in Inode::open_writers from before it looks for a WriteSeal
+// until its handle goes to the kernel (keep(); release() gives it back then) or the open fails.
+class CountedWriter {
+public:
+    CountedWriter(Fs& fs, Inode& in, bool counts) : fs_(fs), in_(in), counts_(counts) {
+        if (counts_) {
+            ++in_.open_writers; // seq_cst: before the seal is read
+        }
+    }
+
+    ~CountedWriter() {
+        if (counts_) {
+            {
+                std::lock_guard<std::mutex> lock(fs_.released_m);
+                --in_.open_writers;
+            }
+            fs_.released_cv.notify_all();
+        }
+    }
+
+    CountedWriter(const CountedWriter&) = delete;
+    CountedWriter& operator=(const CountedWriter&) = delete;
+
+    // Whether the file is sealed against writers (a judged config.lock on its way into place).
+    [[nodiscard]] bool sealed() const noexcept {
+        return counts_ && write_sealed(fs_, in_.dev, in_.ino);
+    }
+
+    void keep() noexcept { counts_ = false; }
+
+private:
+    Fs& fs_;
+    Inode& in_;
+    bool counts_;
+};
+
 void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {
     Inode& in = fs.inodes.get(ino);
+    const bool for_write = opens_for_write(fi->flags);
+    CountedWriter writer(fs, in, for_write);
+    if (writer.sealed()) {
+        fuse_reply_err(req, EACCES);
+        return;
+    }
     const InodeFd path(fs, in);
     if (path.get() < 0) {
         fuse_reply_err(req, path.error());
@@ -177,7 +219,6 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
         fuse_reply_err(req, err);
         return;
     }
-    const bool for_write = opens_for_write(fi->flags);
     auto fh = std::make_unique<FileHandle>(std::move(fd), for_write);
     if (const int err = add_handle(fs, req, in, *fh, for_write, fi); err != 0) {
         fuse_reply_err(req, err);
@@ -185,7 +226,6 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
     }
     if (for_write) {
         in.write_granted = true;
-        ++in.open_writers;
     }
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_open(req, fi) == -ENOENT) {
@@ -193,6 +233,7 @@ void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_
         drop_handle(fs, in, *fh);
         return;
     }
+    writer.keep();
     fh.release(); // owned by the kernel's file until release()
 }
 
@@ -231,6 +272,16 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
 
     const bool existed = setid_clear_wanted(fs, SetidCaller::Flagged) &&
                          ::fstatat(dir.fd.get(), name, &before, AT_SYMLINK_NOFOLLOW) == 0;
+    if (fs.sealed_count.load() != 0) {
+        // A name the kernel thought absent may be a sealed file by now: not even truncated.
+        struct stat st {};
+
+        if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            write_sealed(fs, st.st_dev, st.st_ino)) {
+            fuse_reply_err(req, EACCES);
+            return;
+        }
+    }
     base::UniqueFd fd(open_relieved(fs, [&] {
         return ::openat(dir.fd.get(), name, underlying_flags(fs, fi->flags) | O_CREAT, mode);
     }));
@@ -255,6 +306,12 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
         return;
     }
     Inode& in = fs.inodes.get(e.ino);
+    CountedWriter writer(fs, in, true);
+    if (writer.sealed()) {
+        fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come
+        fuse_reply_err(req, EACCES);
+        return;
+    }
     remember_settled(fs, in, p);
     auto fh = std::make_unique<FileHandle>(std::move(fd), true);
     if (const int err = add_handle(fs, req, in, *fh, true, fi); err != 0) {
@@ -263,12 +320,12 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
         return;
     }
     in.write_granted = true;
-    ++in.open_writers;
     fi->fh = reinterpret_cast<uint64_t>(fh.get()); // NOLINT: libfuse's handle slot
     if (fuse_reply_create(req, &e, fi) == -ENOENT) {
         drop_handle(fs, in, *fh);
         return;
     }
+    writer.keep();
     fh.release();
 }
 

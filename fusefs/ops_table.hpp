@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cerrno>
+#include <memory>
 #include <new>
 #include <string_view>
 #include <tuple>
@@ -119,6 +120,11 @@ struct Prepared {
     std::uint64_t settled = 0; // the gate's Decision::settled (remember_settled)
 
     struct stat st {};
+
+    // A rename onto a git config judged by the content read from `judged` (attach_git_config):
+    // that file, sealed against writers until the request is done, is what lands.
+    base::UniqueFd judged;
+    std::unique_ptr<WriteSeal> seal;
 };
 
 Fs& fs_of(fuse_req_t req) noexcept;

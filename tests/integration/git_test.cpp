@@ -277,6 +277,71 @@ TEST_CASE("a submodule whose name holds a slash keeps its git directory where gi
     CHECK(std::filesystem::is_directory(g.ws("cl/.git/modules/libs/x/hooks")));
 }
 
+TEST_CASE("a config judged by its content is what lands: no writer can change it on the way",
+          "[integration][git][attack]") {
+    // A review (2026-12-07): a rename of config.lock over .git/config was judged on the lock's
+    // content, and a process that opened config.lock for writing between that check and the
+    // rename appended `[core] hooksPath` through its descriptor (won on its second attempt).
+    // Here the rename and such an open race 20 times, the open timed into the later part of the
+    // rename (fac279c's binary lost 18 of 40 such races on the development machine); a win, or
+    // a dangerous key in the config afterwards, fails the test.
+    MountedGuard g(builtin_policy());
+    const std::string home = g.root() + "/home";
+    std::filesystem::create_directories(home);
+    REQUIRE(git("git init -q r", g.ws(), home).exit_code == 0);
+    write_file(g.root() + "/race.py", R"(import os, sys, time
+os.chdir(sys.argv[1])
+evil = "\n[core]\n\thooksPath = /nonexistent/evil\n"
+def prepare():
+    cfg = open('.git/config').read()
+    with open('.git/config.lock', 'w') as f:
+        f.write(cfg + "# a comment makes the judge start git\n")
+# How long a judged rename takes here, unraced: the opens below land in its later part, after
+# the check for writers, while git reads the content.
+took = []
+for _ in range(5):
+    prepare()
+    t = time.monotonic()
+    os.rename('.git/config.lock', '.git/config')
+    took.append(time.monotonic() - t)
+t_r = sorted(took)[2]
+wins = 0
+for attempt in range(20):
+    prepare()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.rename('.git/config.lock', '.git/config')
+            os._exit(0)
+        except OSError:
+            os._exit(1)
+    time.sleep(t_r * (0.3 + 0.65 * (attempt % 10) / 10))
+    try:
+        fd = os.open('.git/config.lock', os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        fd = -1
+    _, st = os.waitpid(pid, 0)
+    if fd >= 0:
+        if os.waitstatus_to_exitcode(st) == 0 and os.fstat(fd).st_ino == os.stat('.git/config').st_ino:
+            os.write(fd, evil.encode())
+            wins += 1
+        os.close(fd)
+    if os.path.exists('.git/config.lock'):
+        os.unlink('.git/config.lock')
+print(wins)
+)");
+    const auto r = git("python3 " + g.root() + "/race.py .", g.ws("r"), home);
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "0\n");
+    CHECK(read_file(g.ws("r/.git/config")).find("hooksPath") == std::string::npos);
+    // the judged config still lands by rename, and names of the daemon's own are not for use
+    CHECK(git("git config user.name racer && git config user.name", g.ws("r"), home).out ==
+          "racer\n");
+    CHECK(git("touch .git/.guardfs-config-0123", g.ws("r"), home).exit_code != 0);
+    CHECK_FALSE(std::filesystem::exists(g.ws("r/.git/config.lock")));
+}
+
 TEST_CASE("rm -rf of a repository works, and a removed config or hook cannot come back harmful",
           "[integration][git][unlink]") {
     MountedGuard g(builtin_policy());
