@@ -416,7 +416,18 @@ Target link_target(Fs& fs, std::string_view text, const Target& at) {
                                     ? std::string(text)
                                     : (dir.empty() ? std::string() : dir) + "/" + std::string(text);
         if (auto c = dataroot::canonicalize_target(raw, fs.underlying, true)) {
-            add(c.value(), guard::View::LinkTargetCanonical);
+            // A link aimed at an existing `.git` file gets that gitdir pointer's verdict (it
+            // is judged as a write to the pointer; guardfs check stats it the same way).
+            const std::string& path = c.value();
+            dataroot::FileKind kind = dataroot::FileKind::Missing;
+            if (patterns::folds_to(std::string_view(path).substr(path.rfind('/') + 1), ".git") &&
+                fs.underlying.lstat_kind(path, kind) == 0 && kind != dataroot::FileKind::Missing) {
+                to.exists = true;
+                to.kind = kind == dataroot::FileKind::Directory ? Kind::Directory
+                          : kind == dataroot::FileKind::Symlink ? Kind::Symlink
+                                                                : Kind::File;
+            }
+            add(path, guard::View::LinkTargetCanonical);
         }
     }
     // The same files spelled under the workspace or the mount point apart from it: guardfs's

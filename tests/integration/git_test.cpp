@@ -183,6 +183,8 @@ TEST_CASE("every place git runs code from stays guarded, and git behaves as befo
         "printf '[filter \"x\"]\\n\\tclean = EVIL\\n[core]\\n\\teditor = EVIL\\n' >> .git/config",
         "echo '* filter=x diff=x' > .git/info/attributes",
         "echo 'gitdir: EVILDIR' > ../wt/.git",
+        // a link aimed at an existing gitdir pointer gets the pointer's verdict (design §3)
+        "ln -s ../wt/.git pointer-link",
         "printf '#!/bin/sh\\ntouch MARKER\\n' > nested/inner/.git/hooks/post-checkout",
         "printf '#!/bin/sh\\ntouch MARKER\\n' > ../cl/.git/modules/sub/hooks/pre-commit",
         "mv .git .git-away",
