@@ -328,9 +328,9 @@ TEST_CASE("SIGHUP sent to guardfs run re-reads the policy instead of hanging up 
     const std::string out = w.t.path() + "/out";
     const std::string script =
         "trap 'echo got-hup' HUP; touch " + started + "; while [ ! -e " + go +
-        " ]; do sleep 0.02; done; i=0; while echo z 2>/dev/null > two && [ $i -lt 250 ]; do "
-        "rm -f two; i=$((i+1)); sleep 0.02; done; [ -e two ] && echo two-written || echo "
-        "two-refused";
+        " ]; do sleep 0.02; done; i=0; r=two-written; while [ $i -lt 250 ]; do "
+        "if ! echo z 2>/dev/null > two; then r=two-refused; break; fi; "
+        "rm -f two 2>/dev/null; i=$((i+1)); sleep 0.02; done; echo $r";
     Child guard(spawn({GUARDFS_BIN, "run", "--policy", w.policy, w.ws, "--", "/bin/sh", "-c",
                        "cd " + w.ws + " && " + script},
                       out));
