@@ -80,6 +80,11 @@ constexpr std::array<std::string_view, 30> kGitDirEntries{
     "locked",
 };
 
+// The entries of a git directory that lead to a surface (through_at, surface_at).
+constexpr std::array<std::string_view, 7> kSurfaceEntries{
+    "hooks", "info", "config", "config.worktree", "commondir", "modules", "worktrees",
+};
+
 template <std::size_t N>
 bool one_of(std::string_view s, const std::array<std::string_view, N>& set) noexcept {
     return std::find(set.begin(), set.end(), s) != set.end();
@@ -161,17 +166,27 @@ bool through_at(Segs tail, bool new_symlink) noexcept {
     if (first == "modules") {
         // modules/ itself and a module's git directory are on the way to its surfaces. The name
         // may hold slashes (`git submodule add URL libs/x` names it "libs/x"), so every
-        // directory below modules/ is one, or on the way to one, until a segment that is an
-        // entry git keeps in a git directory (objects, refs, ...): past that, only the entries
-        // that lead to a surface lead on. The first segment is always (part of) the name.
-        std::size_t k = 2;
-        while (k < tail.size() && !one_of(tail[k], kGitDirEntries)) {
-            ++k;
+        // directory below modules/ is one, or on the way to one. The first segment is always
+        // (part of) the name. A later segment that is an entry git keeps in a git directory
+        // may end the name: past it, only the entries that lead to a surface lead on. Where
+        // the entry is one of those (hooks, info, modules, worktrees, config: a module at
+        // `tools/hooks`), the name may also go on; at any other (objects, refs, logs, ...) it
+        // ends, because git renames inside those all day.
+        if (tail.size() <= 2) {
+            return true;
         }
-        if (k == tail.size()) {
-            return tail.size() == 2 || !new_symlink || !is_symlink_probe(tail.back());
+        for (std::size_t k = 2; k < tail.size(); ++k) {
+            if (!one_of(tail[k], kGitDirEntries)) {
+                continue;
+            }
+            if (through_at(tail.subspan(k), new_symlink)) {
+                return true;
+            }
+            if (!one_of(tail[k], kSurfaceEntries)) {
+                return false;
+            }
         }
-        return through_at(tail.subspan(k), new_symlink);
+        return !new_symlink || !is_symlink_probe(tail.back());
     }
     if (first == "worktrees") {
         return tail.size() <= 2 || through_at(tail.subspan(2), new_symlink);

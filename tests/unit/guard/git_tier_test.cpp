@@ -202,11 +202,24 @@ TEST_CASE("a module's git directory is on the way to its surfaces whatever its n
     CHECK(rename("/w/r/.git/modules/libs/x", "/w/empty", Op::Exchange) == Verdict::Deny);
     CHECK(rename("/w/stash", "/w/r/.git/modules/objects/x") == Verdict::Deny); // a name "objects/x"
     CHECK(rename("/w/stash", "/w/r/.git/modules/libs/x/modules/y/z") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules", "/w/stash") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/x/modules", "/w/stash") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/worktrees/wt/modules", "/w/stash") == Verdict::Deny);
+    // a module at tools/hooks, src/config, deps/info: its own hooks directory
+    CHECK(rename("/w/r/.git/modules/tools/hooks/hooks", "/w/h") == Verdict::Deny);
+    CHECK(rename("/w/h", "/w/r/.git/modules/tools/hooks/hooks") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/src/config/hooks", "/w/h") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/deps/info/info", "/w/h") == Verdict::Deny);
+    CHECK(rename("/w/r/.git/modules/tools/hooks", "/w/h") == Verdict::Deny);
     // what git renames inside such a module stays open
     CHECK(rename("/w/r/.git/modules/libs/x/objects/pack/tmp_x",
                  "/w/r/.git/modules/libs/x/objects/pack/pack-2.pack") == Verdict::Allow);
     CHECK(rename("/w/r/.git/modules/libs/x/refs/heads/a",
                  "/w/r/.git/modules/libs/x/refs/heads/b") == Verdict::Allow);
+    CHECK(rename("/w/r/.git/modules/tools/hooks/refs/heads/a",
+                 "/w/r/.git/modules/tools/hooks/refs/heads/b") == Verdict::Allow);
+    CHECK(rename("/w/r/.git/modules/x/logs/refs/heads/a", "/w/r/.git/modules/x/logs/refs/b") ==
+          Verdict::Allow);
 
     auto symlink = [&](const std::string& name, const std::string& target) {
         guard::Target link = test::target(name, Role::NewName);
