@@ -353,21 +353,27 @@ void remember_name(Fs& fs, Inode& inode, std::string path) {
     if (!guards(path)) {
         return; // adds nothing to the verdict
     }
-    std::vector<std::string> kept;
-    {
-        std::lock_guard<std::mutex> lock(inode.m);
-        kept = inode.names;
-    }
-    for (const std::string& name : kept) {
-        if (guards(name)) {
-            continue;
+    // Another thread may change the names between the look and the swap: look again then.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        std::vector<std::string> kept;
+        {
+            std::lock_guard<std::mutex> lock(inode.m);
+            kept = inode.names;
+        }
+        const auto open = std::find_if(kept.begin(), kept.end(),
+                                       [&](const std::string& name) { return !guards(name); });
+        if (open == kept.end()) {
+            return; // all guard the file already
         }
         std::lock_guard<std::mutex> lock(inode.m);
-        const auto at = std::find(inode.names.begin(), inode.names.end(), name);
-        if (at != inode.names.end()) {
+        if (std::find(inode.names.begin(), inode.names.end(), path) != inode.names.end()) {
+            return;
+        }
+        if (const auto at = std::find(inode.names.begin(), inode.names.end(), *open);
+            at != inode.names.end()) {
             *at = std::move(path);
+            return;
         }
-        return;
     }
 }
 

@@ -57,7 +57,7 @@ Inode& InodeTable::acquire(base::UniqueFd fd, const struct stat& st) {
         }
         if (auto kept = kept_names_.find(it->first); kept != kept_names_.end()) {
             if (st.st_nlink > 1) {
-                in.names = std::move(kept->second); // not yet shared: no lock needed
+                in.names = std::move(kept->second.names); // not yet shared: no lock needed
             }
             kept_names_.erase(kept); // with one link left, that one is its only name
         }
@@ -134,17 +134,21 @@ void InodeTable::keep_names(Inode& dying) noexcept {
     }
     try {
         const Key key{dying.dev, dying.ino};
-        auto [at, inserted] = kept_names_.try_emplace(key);
-        at->second = std::move(dying.names);
-        if (inserted) {
-            kept_order_.push_back(key);
-        }
+        const std::uint64_t seq = ++kept_seq_;
+        kept_order_.emplace_back(key, seq);
+        kept_names_.insert_or_assign(key, Kept{seq, std::move(dying.names)});
+        auto current = [this](const std::pair<Key, std::uint64_t>& o) {
+            const auto at = kept_names_.find(o.first);
+            return at != kept_names_.end() && at->second.seq == o.second;
+        };
         while (kept_names_.size() > kKeptNamesMax && !kept_order_.empty()) {
-            kept_names_.erase(kept_order_.front());
+            if (current(kept_order_.front())) {
+                kept_names_.erase(kept_order_.front().first);
+            }
             kept_order_.pop_front();
         }
         if (kept_order_.size() > 2 * kKeptNamesMax) {
-            std::erase_if(kept_order_, [this](const Key& k) { return !kept_names_.contains(k); });
+            std::erase_if(kept_order_, [&](const auto& o) { return !current(o); });
         }
     } catch (const std::bad_alloc&) {
         // out of memory: the names are lost, as they were before they were kept

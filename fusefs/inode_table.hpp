@@ -193,8 +193,15 @@ private:
     // that made the reclaimer drop `.env`'s inode let its hard link `notes` be written. At most
     // kKeptNamesMax inodes, the oldest given up first (each holds at most Inode::kMaxNames).
     static constexpr std::size_t kKeptNamesMax = 4096;
-    std::unordered_map<Key, std::vector<std::string>, KeyHash> kept_names_;
-    std::deque<Key> kept_order_; // oldest first; may name entries taken back since
+
+    struct Kept {
+        std::uint64_t seq; // when kept: an entry of kept_order_ with another is stale
+        std::vector<std::string> names;
+    };
+
+    std::unordered_map<Key, Kept, KeyHash> kept_names_;
+    std::deque<std::pair<Key, std::uint64_t>> kept_order_; // oldest first, with Kept::seq
+    std::uint64_t kept_seq_ = 0;
 };
 
 } // namespace guardfs::fusefs

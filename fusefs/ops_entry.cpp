@@ -260,8 +260,10 @@ void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct 
                 int valid, fuse_file_info* fi) {
     Inode& in = inode_of(fs, ino);
     int err = 0;
-    if ((valid & FUSE_SET_ATTR_MODE) != 0 && has_setid_bits(attr->st_mode) &&
-        !setid_allowed_under_writers(in, fuse_req_ctx(req)->uid)) {
+    if ((valid & FUSE_SET_ATTR_SIZE) != 0 && write_sealed(fs, in.dev, in.ino)) {
+        err = EACCES; // a judged config.lock on its way into place: its content stays
+    } else if ((valid & FUSE_SET_ATTR_MODE) != 0 && has_setid_bits(attr->st_mode) &&
+               !setid_allowed_under_writers(in, fuse_req_ctx(req)->uid)) {
         err = ETXTBSY;
     } else if ((valid & FUSE_SET_ATTR_MODE) != 0) {
         if (S_ISLNK(in.type)) {
@@ -594,17 +596,23 @@ int rename_judged(const Prepared& p, Inode& from_dir, const char* name, Inode& t
     if (::renameat2(from_dir.fd.get(), name, to, tmp.c_str(), RENAME_NOREPLACE) != 0) {
         return errno;
     }
+    // Back to its name; if that name was taken meanwhile, the file (a lock file nobody can use
+    // any more) is removed rather than left under a name no request may touch.
     auto put_back = [&] {
-        ::renameat2(to, tmp.c_str(), from_dir.fd.get(), name, RENAME_NOREPLACE);
+        if (::renameat2(to, tmp.c_str(), from_dir.fd.get(), name, RENAME_NOREPLACE) != 0) {
+            ::unlinkat(to, tmp.c_str(), 0);
+        }
     };
 
     struct stat judged {};
 
     struct stat moved {};
 
+    // The very file read, still with one name (a link made after the check would leave the
+    // config another name no rule guards).
     if (::fstat(p.judged.get(), &judged) != 0 ||
         ::fstatat(to, tmp.c_str(), &moved, AT_SYMLINK_NOFOLLOW) != 0 ||
-        moved.st_dev != judged.st_dev || moved.st_ino != judged.st_ino) {
+        moved.st_dev != judged.st_dev || moved.st_ino != judged.st_ino || moved.st_nlink != 1) {
         put_back();
         return EBUSY;
     }
@@ -718,6 +726,14 @@ void do_rename(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
     }
     if (err == 0) {
         const auto& ends = p.request.targets;
+        if (p.judged.valid() && !ends.empty() && ends[0].identity && !ends.back().views.empty()) {
+            // The config's path is one of its names from now on, should a name be added later
+            // (a link judged before this rename, executed after it) and the inode be forgotten
+            // and looked up by that other name.
+            if (const auto id = fs.inodes.find(ends[0].identity->dev, ends[0].identity->ino)) {
+                remember_name(fs, fs.inodes.get(*id), ends[1].views.back().path);
+            }
+        }
         note_moved(fs, to_dir, newname, ends.empty() ? std::nullopt : ends[0].identity);
         if ((flags & RENAME_EXCHANGE) != 0) {
             note_moved(fs, from_dir, name, ends.size() < 2 ? std::nullopt : ends[1].identity);
@@ -770,6 +786,10 @@ void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t new
              const char* newname) {
     Inode& in = inode_of(fs, ino);
     Inode& dir = inode_of(fs, newparent);
+    if (write_sealed(fs, in.dev, in.ino)) {
+        fuse_reply_err(req, EACCES); // a judged config.lock on its way into place keeps one name
+        return;
+    }
     const InodeFd fd(fs, in);
     if (fd.get() < 0) {
         fuse_reply_err(req, fd.error());

@@ -167,15 +167,7 @@ public:
         }
     }
 
-    ~CountedWriter() {
-        if (counts_) {
-            {
-                std::lock_guard<std::mutex> lock(fs_.released_m);
-                --in_.open_writers;
-            }
-            fs_.released_cv.notify_all();
-        }
-    }
+    ~CountedWriter() { give_back(); }
 
     CountedWriter(const CountedWriter&) = delete;
     CountedWriter& operator=(const CountedWriter&) = delete;
@@ -186,6 +178,18 @@ public:
     }
 
     void keep() noexcept { counts_ = false; }
+
+    // Gives the count back now (before the inode may be forgotten and freed).
+    void give_back() noexcept {
+        if (counts_) {
+            counts_ = false;
+            {
+                std::lock_guard<std::mutex> lock(fs_.released_m);
+                --in_.open_writers;
+            }
+            fs_.released_cv.notify_all();
+        }
+    }
 
 private:
     Fs& fs_;
@@ -307,14 +311,24 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
     }
     Inode& in = fs.inodes.get(e.ino);
     CountedWriter writer(fs, in, true);
-    if (writer.sealed()) {
+
+    // The name looked up must still be the file opened: otherwise the writer would be counted
+    // on another file, and a judged config.lock could be written unseen (a review of 2026-12-07:
+    // swap the name between the openat and the lookup). Such a race is refused.
+    struct stat opened {};
+
+    const bool same = ::fstat(fd.get(), &opened) == 0 && opened.st_dev == e.attr.st_dev &&
+                      opened.st_ino == e.attr.st_ino;
+    if (!same || writer.sealed()) {
+        writer.give_back();         // before the forget, which may free the inode
         fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come
-        fuse_reply_err(req, EACCES);
+        fuse_reply_err(req, same ? EACCES : EAGAIN);
         return;
     }
     remember_settled(fs, in, p);
     auto fh = std::make_unique<FileHandle>(std::move(fd), true);
     if (const int err = add_handle(fs, req, in, *fh, true, fi); err != 0) {
+        writer.give_back();
         fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come
         fuse_reply_err(req, err);
         return;

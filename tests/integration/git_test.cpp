@@ -285,8 +285,8 @@ TEST_CASE("a config judged by its content is what lands: no writer can change it
     // content, and a process that opened config.lock for writing between that check and the
     // rename appended `[core] hooksPath` through its descriptor (won on its second attempt).
     // Here the rename and such an open race 20 times, the open timed into the later part of the
-    // rename (fac279c's binary lost 18 of 40 such races on the development machine); a win, or
-    // a dangerous key in the config afterwards, fails the test.
+    // rename (fac279c's binary lost 11 of 20 such races in one run on the development machine); a
+    // win, or a dangerous key in the config afterwards, fails the test.
     MountedGuard g(builtin_policy());
     const std::string home = g.root() + "/home";
     std::filesystem::create_directories(home);
