@@ -539,7 +539,17 @@ void attach_git_config(Fs& fs, Prepared& p, Inode& from_dir, const char* name, I
     if (!guard::is_git_config_path(dst.views.back().path)) {
         return;
     }
-    base::UniqueFd fd(::openat(from_dir.fd.get(), name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+
+    // Looked at before it is opened (a fifo would hold the open), then opened without waiting
+    // and looked at again through the descriptor: that file is the one judged.
+    struct stat named {};
+
+    if (::fstatat(from_dir.fd.get(), name, &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(named.st_mode)) {
+        return;
+    }
+    base::UniqueFd fd(
+        ::openat(from_dir.fd.get(), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 
     struct stat st {};
 
@@ -726,7 +736,7 @@ void do_rename(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
     }
     if (err == 0) {
         const auto& ends = p.request.targets;
-        if (p.judged.valid() && !ends.empty() && ends[0].identity && !ends.back().views.empty()) {
+        if (p.judged.valid() && ends.size() >= 2 && ends[0].identity && !ends[1].views.empty()) {
             // The config's path is one of its names from now on, should a name be added later
             // (a link judged before this rename, executed after it) and the inode be forgotten
             // and looked up by that other name.
