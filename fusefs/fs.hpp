@@ -264,6 +264,15 @@ bool write_sealed(Fs& fs, dev_t dev, ino_t ino) noexcept;
 // (do_rename): no request through the mount may name such an entry.
 inline constexpr std::string_view kGitConfigTmpPrefix = ".guardfs-config-";
 
+// With the read face on (design §8), a directory's link count would tell how many
+// subdirectories it holds, hidden ones too (2 + that number): every directory says 1 then, as
+// filesystems that do not count subdirectories do (find(1) and others take it as "unknown").
+inline void hide_subdir_count(const Fs& fs, struct stat& st) noexcept {
+    if (S_ISDIR(st.st_mode) && fs.read_face.load(std::memory_order_relaxed)) {
+        st.st_nlink = 1;
+    }
+}
+
 // Adds `path` (an underlying path) to the names seen for `inode` (design §3). When
 // Inode::kMaxNames are kept already, a kept name that the policy lets writes through is given up
 // for `path` if `path` guards the file; otherwise `path` is not kept: a guarded name is never

@@ -145,6 +145,7 @@ int do_lookup(Fs& fs, Inode& parent, const char* name, fuse_entry_param& e, ino_
             note(std::move(path));
         }
     }
+    hide_subdir_count(fs, e.attr);
     return 0;
 }
 

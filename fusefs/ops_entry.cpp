@@ -123,6 +123,7 @@ void do_getattr_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         fuse_reply_err(req, fd.get() < 0 ? fd.error() : errno);
         return;
     }
+    hide_subdir_count(fs, st);
     fuse_reply_attr(req, &st, fs.self_files.contains(st.st_dev, st.st_ino) ? 0.0 : fs.cfg.timeout);
 }
 

@@ -466,6 +466,38 @@ TEST_CASE("a hidden ancestor hides its whole subtree", "[integration][read-face]
     check_hidden_unchanged(g, *before);
 }
 
+TEST_CASE("a directory's link count does not tell how many hidden subdirectories it holds",
+          "[integration][read-face]") {
+    // A review (2026-12-07): `ls -la` of a directory showed no hidden entry, while `stat -c %h`
+    // said 3, so one hidden subdirectory existed (design §8: the refusal says nothing about
+    // whether it exists). With the read face on, a directory's link count is 1, as on
+    // filesystems that do not count subdirectories.
+    auto before = std::make_shared<States>();
+    MountedGuard g(layout(before));
+    for (const std::string rel : {"x", "vault", "docs", ""}) {
+        struct stat st {};
+
+        CAPTURE(rel);
+        REQUIRE(::stat(g.ws(rel).c_str(), &st) == 0);
+        CHECK(st.st_nlink == 1);
+    }
+    // ... through a listing with attributes too, and find still walks every visible directory
+    const RunOptions o = in_workspace(g);
+    const auto ls = run({"stat", "-c", "%h %n", "x/readme.txt", "vault/other.txt"}, o);
+    CHECK(ls.exit_code == 0);
+    const auto f = run({"find", ".", "-type", "d"}, o);
+    CHECK(f.exit_code == 0);
+    CHECK(f.out.find("./x\n") != std::string::npos);
+    CHECK(f.out.find("./vault\n") != std::string::npos);
+    CHECK(g.unmount() == 0);
+
+    struct stat native {};
+
+    REQUIRE(::stat(g.ws("x").c_str(), &native) == 0);
+    CHECK(native.st_nlink == 3); // x/credentials is a directory
+    check_hidden_unchanged(g, *before);
+}
+
 TEST_CASE("names that only contain a hidden segment stay visible", "[integration][read-face]") {
     MountedGuard g(layout());
     for (const std::string rel : {"credentials-backup", "my-credentials", "vault/secret-notes.txt",
