@@ -19,6 +19,16 @@ guard::Judge git_only() {
     return guard::Judge(test::policy_of("agent_config: false\n"), g_fs);
 }
 
+// The verdict on renaming `from` (which exists) to `to`, both judged as a directory that moves.
+Verdict rename_verdict(const guard::Judge& j, const std::string& from, const std::string& to,
+                       Op op = Op::Rename) {
+    guard::Target a = test::target(from, Role::RenameSource);
+    guard::Target b = test::target(to, Role::RenameDestination);
+    a.through = b.through = true;
+    a.exists = true;
+    return j.decide(test::request(op, {a, b})).verdict;
+}
+
 } // namespace
 
 TEST_CASE("git surfaces are guarded at any depth, objects, refs and samples are not",
@@ -153,11 +163,7 @@ TEST_CASE("renames and symlinks through a git directory's surfaces are refused",
           "[guard][git][rename]") {
     const guard::Judge j = git_only();
     auto rename = [&](const std::string& from, const std::string& to) {
-        guard::Target a = test::target(from, Role::RenameSource);
-        guard::Target b = test::target(to, Role::RenameDestination);
-        a.through = b.through = true;
-        a.exists = true;
-        return j.decide(test::request(Op::Rename, {a, b})).verdict;
+        return rename_verdict(j, from, to);
     };
     CHECK(rename("/w/r/.git/hooks/pre-commit.sample", "/w/r/.git/hooks/pre-commit") ==
           Verdict::Deny);
@@ -189,11 +195,7 @@ TEST_CASE("a module's git directory is on the way to its surfaces whatever its n
     // moving it out, planting a hook, and moving it back ran the hook at the next commit.
     const guard::Judge j = git_only();
     auto rename = [&](const std::string& from, const std::string& to, Op op = Op::Rename) {
-        guard::Target a = test::target(from, Role::RenameSource);
-        guard::Target b = test::target(to, Role::RenameDestination);
-        a.through = b.through = true;
-        a.exists = true;
-        return j.decide(test::request(op, {a, b})).verdict;
+        return rename_verdict(j, from, to, op);
     };
     CHECK(rename("/w/r/.git/modules/libs/x", "/w/stash") == Verdict::Deny);
     CHECK(rename("/w/stash", "/w/r/.git/modules/libs/x") == Verdict::Deny);
