@@ -361,8 +361,8 @@ std::optional<std::string> judge_git_config_change(const GitConfigChange& change
         // value, adds or changes nothing dangerous, beside a current text git reads too.
         if (const auto keys = plain_git_config_keys(change.proposed)) {
             const bool harmless = std::none_of(keys->begin(), keys->end(), [](const auto& k) {
-                return is_dangerous_git_key(
-                    k, "!"); // "!": submodule.*.update counts, whatever its value
+                // "!": submodule.*.update counts, whatever its value
+                return is_dangerous_git_key(k, "!");
             });
             if (harmless && (!change.current || plain_git_config_keys(*change.current))) {
                 return std::string();

@@ -5,7 +5,7 @@
 // surface is never missed (the cost: a branch named `config` inside a submodule's refs is
 // refused too). The "through" judgement for renames is narrower, because git renames pack files
 // and refs inside module directories all the time: a module's name ends at the first segment
-// after its first that is an entry of a git directory (objects, refs, ...).
+// after its first that is an entry git renames inside (objects, refs, logs, ...).
 #include "guard/git_tier.hpp"
 
 #include <algorithm>
@@ -80,7 +80,7 @@ constexpr std::array<std::string_view, 30> kGitDirEntries{
     "locked",
 };
 
-// The entries of a git directory that lead to a surface (through_at, surface_at).
+// The entries of a git directory that lead to a surface (see through_at).
 constexpr std::array<std::string_view, 7> kSurfaceEntries{
     "hooks", "info", "config", "config.worktree", "commondir", "modules", "worktrees",
 };
