@@ -5,6 +5,7 @@
 #include "base/io.hpp"
 #include "base/path.hpp"
 #include "dataroot/canonicalize.hpp"
+#include "guard/git_config.hpp"
 #include "guard/json_text.hpp"
 #include "guard/judge.hpp"
 #include "patterns/fold.hpp"
@@ -12,10 +13,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace guardfs::app {
 
@@ -88,6 +93,56 @@ Built make_target(const std::string& arg, Role role, bool follow_last, bool thro
         b.target.among_others = base::has_entries(AT_FDCWD, dir.c_str());
     }
     return b;
+}
+
+// The target of a symlink whose text is `text` and whose name is the absolute `link`: resolved
+// against the link's directory, judged as the path it names (design §3).
+Built link_target_of(const std::string& text, const std::string& link, dataroot::FsOps& fs,
+                     const std::string& cwd) {
+    const std::string dir = link.substr(0, link.rfind('/'));
+    const std::string raw = (!text.empty() && text.front() == '/') ? text : dir + "/" + text;
+    Built to = make_target(raw, Role::LinkTarget, true, false, fs, cwd);
+    for (auto& v : to.target.views) {
+        v.view = v.view == guard::View::Spelled ? guard::View::LinkTarget
+                                                : guard::View::LinkTargetCanonical;
+    }
+    return to;
+}
+
+// A rename onto a git config is judged by the content that lands, as the mount judges it
+// (docs/git-tier.md): the source must be a regular file with one name.
+std::optional<guard::GitConfigChange> git_config_change(const Built& from, const Built& to) {
+    if (to.target.views.empty() || !guard::is_git_config_path(to.target.views.back().path)) {
+        return std::nullopt;
+    }
+    const std::string& src = from.target.views.back().path;
+
+    struct stat st {};
+
+    if (::lstat(src.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        static_cast<std::size_t>(st.st_size) > guard::kMaxGitConfigBytes) {
+        return std::nullopt;
+    }
+    auto read = [](const std::string& path, std::string& out) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            return errno;
+        }
+        const int err = base::read_to_end(fd, out);
+        ::close(fd);
+        return out.size() > guard::kMaxGitConfigBytes ? EFBIG : err;
+    };
+    guard::GitConfigChange change;
+    if (read(src, change.proposed) != 0) {
+        return std::nullopt;
+    }
+    std::string current;
+    if (const int err = read(to.target.views.back().path, current); err == 0) {
+        change.current = std::move(current);
+    } else if (err != ENOENT) {
+        return std::nullopt;
+    }
+    return change;
 }
 
 // One line per path, whatever the path holds: control bytes (a newline in a file name would
@@ -187,7 +242,7 @@ int cmd_check(const CheckArgs& args) {
         std::fprintf(stderr, "%s\n", policy.error().to_string().c_str());
         return kExitUsage;
     }
-    guard::Judge judge(policy.value(), fs);
+    guard::Judge judge(policy.value(), fs, &guard::judge_git_config_change);
     const std::string cwd = base::current_dir();
     const std::size_t step = pairs ? 2 : 1;
     for (std::size_t i = 0; i < args.paths.size(); i += step) {
@@ -199,31 +254,53 @@ int cmd_check(const CheckArgs& args) {
             built.push_back(make_target(args.paths[i], Role::RenameSource, false, true, fs, cwd));
             built.push_back(
                 make_target(args.paths[i + 1], Role::RenameDestination, false, true, fs, cwd));
-            // Rows pass through a renamed name only when a directory moves; a source that does
-            // not exist is judged as one (the wide side).
-            const bool dir_moves =
-                !built[0].target.exists || built[0].target.kind == guard::Kind::Directory ||
-                (*op == Op::Exchange && built[1].target.kind == guard::Kind::Directory);
+            // Rows pass through a renamed name only when a directory moves, or a symlink (it
+            // may lead to one), as the mount judges it; a source that does not exist is judged
+            // as one (the wide side).
+            auto moves_like_dir = [](const Target& t) {
+                return t.kind == guard::Kind::Directory || t.kind == guard::Kind::Symlink;
+            };
+            const bool dir_moves = !built[0].target.exists || moves_like_dir(built[0].target) ||
+                                   (*op == Op::Exchange && moves_like_dir(built[1].target));
             for (auto& b : built) {
                 b.target.through = dir_moves;
+            }
+            // A symlink that moves is a new symlink where it lands: its target is judged from
+            // there (with RENAME_EXCHANGE either end moves).
+            for (std::size_t from = 0; from < 2; ++from) {
+                const std::size_t to = 1 - from;
+                if (built[from].target.kind != guard::Kind::Symlink ||
+                    (from == 1 && *op != Op::Exchange)) {
+                    continue;
+                }
+                std::string text;
+                if (base::read_link_at(AT_FDCWD, built[from].target.views.front().path.c_str(),
+                                       text) == 0) {
+                    built.push_back(
+                        link_target_of(text, built[to].target.views.front().path, fs, cwd));
+                }
+            }
+            if (*op == Op::Rename) {
+                req.git_config = git_config_change(built[0], built[1]);
             }
         } else if (*op == Op::Link) {
             built.push_back(make_target(args.paths[i], Role::ExistingNames, false, false, fs, cwd));
             built.push_back(make_target(args.paths[i + 1], Role::NewName, false, false, fs, cwd));
+            // A second name of a symlink is a new symlink there (ln -P): rows pass through it,
+            // and its target is judged from its new directory.
+            if (built[0].target.kind == guard::Kind::Symlink) {
+                built[1].target.through = true;
+                std::string text;
+                if (base::read_link_at(AT_FDCWD, built[0].target.views.front().path.c_str(),
+                                       text) == 0) {
+                    built.push_back(
+                        link_target_of(text, built[1].target.views.front().path, fs, cwd));
+                }
+            }
         } else if (*op == Op::Symlink) {
             // ln -s TARGET LINK: the link's name, and the target resolved against its directory.
-            const std::string& target = args.paths[i];
-            const std::string& link = args.paths[i + 1];
-            Built name = make_target(link, Role::NewName, false, true, fs, cwd);
-            const std::string link_abs = name.target.views.front().path;
-            const std::string dir = link_abs.substr(0, link_abs.rfind('/'));
-            const std::string target_raw =
-                (!target.empty() && target.front() == '/') ? target : dir + "/" + target;
-            Built to = make_target(target_raw, Role::LinkTarget, true, false, fs, cwd);
-            for (auto& v : to.target.views) {
-                v.view = v.view == guard::View::Spelled ? guard::View::LinkTarget
-                                                        : guard::View::LinkTargetCanonical;
-            }
+            Built name = make_target(args.paths[i + 1], Role::NewName, false, true, fs, cwd);
+            Built to = link_target_of(args.paths[i], name.target.views.front().path, fs, cwd);
             built.push_back(std::move(name));
             built.push_back(std::move(to));
         } else {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using guardfs::test::ProcessResult;
@@ -273,6 +274,56 @@ TEST_CASE("check judges both ends of rename, link and symlink", "[cli][check][vi
     const auto o =
         guardfs_cmd({"check", "--op", "symlink", "/usr/bin/python3", t / "w/venv/bin/python"});
     CHECK(first_word(lines(o.out).at(0)) == "allow");
+}
+
+TEST_CASE("check judges a moved or linked symlink as the mount does: a new symlink where it lands",
+          "[cli][check][views]") {
+    // A review (2026-12-07): check took a symlink for a plain file when it was renamed or
+    // linked, so `mv h .git/hooks` (h -> planted hooks) was allowed by check and refused by the
+    // mount, and a symlink's target was not judged from where it lands.
+    TempDir t;
+    t.mkdir("w/repo/.git");
+    t.mkdir("w/repo2");
+    t.mkdir("w/planted/hooks");
+    t.mkdir("w/d");
+    t.mkdir("w/r/plain");
+    std::filesystem::create_symlink("../planted/hooks", t / "w/d/h");
+    std::filesystem::create_symlink("planted", t / "w/d/c");
+    std::filesystem::create_symlink("../.ssh/k", t / "w/r/plain/rl");
+    t.write("w/r/plain/f", "x\n");
+    for (const auto& [op, from, to] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"rename", "w/d/h", "w/repo/.git/hooks"},
+             {"link", "w/d/h", "w/repo/.git/hooks"},
+             {"link", "w/d/c", "w/repo2/.git"},
+             {"rename", "w/r/plain/rl", "w/r/rl2"}, // lands aimed at w/r/.ssh/k
+         }) {
+        CAPTURE(op, from, to);
+        const auto r = guardfs_cmd({"check", "--op", op, t / from, t / to});
+        REQUIRE(r.exit_code == 0);
+        CHECK(first_word(lines(r.out).at(0)) == "deny");
+    }
+    // a plain file moves as before
+    const auto f = guardfs_cmd({"check", "--op", "rename", t / "w/r/plain/f", t / "w/r/f2"});
+    CHECK(first_word(lines(f.out).at(0)) == "allow");
+}
+
+TEST_CASE("check judges a rename onto a git config by the content that lands, as the mount does",
+          "[cli][check][git]") {
+    // A review (2026-12-07): check refused every config.lock -> .git/config rename, while the
+    // mount lets one through when it adds or changes no key through which git runs a program.
+    TempDir t;
+    t.write("w/r/.git/config", "[core]\n\tbare = false\n");
+    t.write("w/r/.git/config.lock", "[core]\n\tbare = false\n[user]\n\temail = a@b.c\n");
+    const auto ok =
+        guardfs_cmd({"check", "--op", "rename", t / "w/r/.git/config.lock", t / "w/r/.git/config"});
+    CHECK(first_word(lines(ok.out).at(0)) == "allow");
+    t.write("w/r/.git/config.lock", "[core]\n\tbare = false\n\thooksPath = /tmp/x\n");
+    const auto bad =
+        guardfs_cmd({"check", "--op", "rename", t / "w/r/.git/config.lock", t / "w/r/.git/config"});
+    const auto line = lines(bad.out).at(0);
+    CHECK(first_word(line) == "deny");
+    CHECK(line.find("core.hookspath") != std::string::npos);
 }
 
 TEST_CASE("a write through a symlink is judged where it lands", "[cli][check][views]") {
