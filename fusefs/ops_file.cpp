@@ -157,6 +157,16 @@ int build_open(Fs& fs, fuse_req_t /*req*/, Prepared& p, fuse_ino_t ino, fuse_fil
     return add_inode_target(fs, fs.inodes.get(ino), p);
 }
 
+// A handle that may write is gone (or never came to be): its count in Inode::open_writers is
+// given back, and a rename waiting for the file's writers (attach_git_config) is woken.
+void give_back_writer(Fs& fs, Inode& in) noexcept {
+    {
+        std::lock_guard<std::mutex> lock(fs.released_m);
+        --in.open_writers;
+    }
+    fs.released_cv.notify_all();
+}
+
 // An open for writing, counted in Inode::open_writers from before it looks for a WriteSeal
 // until its handle goes to the kernel (keep(); release() gives it back then) or the open fails.
 class CountedWriter {
@@ -183,11 +193,7 @@ public:
     void give_back() noexcept {
         if (counts_) {
             counts_ = false;
-            {
-                std::lock_guard<std::mutex> lock(fs_.released_m);
-                --in_.open_writers;
-            }
-            fs_.released_cv.notify_all();
+            give_back_writer(fs_, in_);
         }
     }
 
@@ -438,11 +444,7 @@ void do_release_op(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Inode& in = fs.inodes.get(ino);
     drop_handle(fs, in, *fh);
     if (fh->write_granted()) {
-        {
-            std::lock_guard<std::mutex> lock(fs.released_m);
-            --in.open_writers;
-        }
-        fs.released_cv.notify_all();
+        give_back_writer(fs, in);
     }
     fh.reset();
     fuse_reply_err(req, 0);
