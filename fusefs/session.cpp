@@ -420,8 +420,7 @@ int serve(const MountOptions& options, GuardSetup setup) {
         }
     }
     auto below = [](const std::string& path, const std::string& dir) {
-        return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-               (dir == "/" || path[dir.size()] == '/');
+        return path != dir && under(path, dir);
     };
     // A mount point inside the workspace would show the workspace again below itself, a loop
     // that cannot be unmounted while the daemon serves it.
