@@ -308,9 +308,8 @@ Decision Arbiter::decide(const Request& request) noexcept {
                                               "may ask (fail closed)",
                                               next.rule, patterns::to_string(next.tier));
                 }
-                const bool again = std::any_of(granted.begin(), granted.end(), [&](const auto& g) {
-                    return g.path == next.path && g.rule == next.rule && g.tier == next.tier;
-                });
+                const bool again = std::any_of(granted.begin(), granted.end(),
+                                               [&](const auto& g) { return g.covers(next); });
                 if (next.verdict == Verdict::Ask && again) {
                     // The judge asks again about what was allowed: never put the same question
                     // twice; refuse (fail closed).

@@ -349,9 +349,8 @@ Decision judge_readings(Context& ctx, const Readings& r, const Target& t, const 
 // Whether the approver already allowed this ask during the request (Judge::decide's
 // `granted`): the same path (d.path, the asking view's), rule and tier.
 bool was_granted(const Context& ctx, const Decision& d) {
-    return std::any_of(ctx.granted.begin(), ctx.granted.end(), [&](const GrantedAsk& g) {
-        return g.path == d.path && g.rule == d.rule && g.tier == d.tier;
-    });
+    return std::any_of(ctx.granted.begin(), ctx.granted.end(),
+                       [&](const GrantedAsk& g) { return g.covers(d); });
 }
 
 // On equal verdicts, whether `a` says more about why than `b`: a rule matched where none did,

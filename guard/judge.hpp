@@ -28,6 +28,11 @@ struct GrantedAsk {
     std::string path;
     std::string rule;
     Tier tier = Tier::None;
+
+    // Whether this allow answers the ask `d`: the same asking path, rule and tier.
+    [[nodiscard]] bool covers(const Decision& d) const noexcept {
+        return path == d.path && rule == d.rule && tier == d.tier;
+    }
 };
 
 class Judge {
