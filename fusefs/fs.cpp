@@ -341,16 +341,19 @@ void remember_name(Fs& fs, Inode& inode, std::string path) {
     }
     // Full (a file with more than kMaxNames names seen): until 2026-12-07 the new name was
     // dropped, so 33 links made first kept a guarded name looked up later out of the verdict.
-    auto guards = [&fs](const std::string& name) {
+    // The new name takes the place of the weakest kept one when it is stronger (a deny name
+    // over an ask name too: the inode carries the strongest verdict of its names).
+    auto verdict_of = [&fs](const std::string& name) {
         guard::Request r;
         r.op = guard::Op::OpenWrite;
         r.targets.emplace_back();
         r.targets.back().exists = true;
         r.targets.back().kind = guard::Kind::File;
         add_views(fs, name, r.targets.back());
-        return !fs.arbiter->judge().decide(r).allowed();
+        return fs.arbiter->judge().decide(r).verdict;
     };
-    if (!guards(path)) {
+    const patterns::Verdict strength = verdict_of(path);
+    if (strength == patterns::Verdict::Allow) {
         return; // adds nothing to the verdict
     }
     // Another thread may change the names between the look and the swap: look again then.
@@ -360,16 +363,25 @@ void remember_name(Fs& fs, Inode& inode, std::string path) {
             std::lock_guard<std::mutex> lock(inode.m);
             kept = inode.names;
         }
-        const auto open = std::find_if(kept.begin(), kept.end(),
-                                       [&](const std::string& name) { return !guards(name); });
-        if (open == kept.end()) {
-            return; // all guard the file already
+        auto weakest = kept.end();
+        patterns::Verdict weakest_verdict = strength;
+        for (auto it = kept.begin(); it != kept.end(); ++it) {
+            if (const patterns::Verdict v = verdict_of(*it); v < weakest_verdict) {
+                weakest = it;
+                weakest_verdict = v;
+                if (v == patterns::Verdict::Allow) {
+                    break;
+                }
+            }
+        }
+        if (weakest == kept.end()) {
+            return; // every kept name is as strong already
         }
         std::lock_guard<std::mutex> lock(inode.m);
         if (std::find(inode.names.begin(), inode.names.end(), path) != inode.names.end()) {
             return;
         }
-        if (const auto at = std::find(inode.names.begin(), inode.names.end(), *open);
+        if (const auto at = std::find(inode.names.begin(), inode.names.end(), *weakest);
             at != inode.names.end()) {
             *at = std::move(path);
             return;

@@ -472,6 +472,47 @@ TEST_CASE("a guarded name seen once keeps guarding after many other names of the
     CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
 }
 
+TEST_CASE("a denied name seen after the full list of a file's names were asking names still "
+          "denies",
+          "[integration][attack][hardlink]") {
+    // The full list keeps a guarded name over a name the policy lets through (above); a review
+    // (2026-12-07) found it did not keep a deny name over ask names: 40 links under an ask-tier
+    // directory seen first, then .env, and once the approver allowed writes in that directory
+    // (remembered for the mount) the file was writable through every name. The approver here
+    // allows everything, so only the deny name refuses.
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\nask: [\"A\"]\n";
+    spec.extra_args = {"--approver", "python3 " + std::string(GUARDFS_SOURCE_DIR) +
+                                         "/tests/support/approvers/double.py"};
+    spec.env = {
+        {"APPROVER_MODE", "allow"}, {"APPROVER_REMEMBER", "mount"}, {"APPROVER_SCOPE", "dir"}};
+    spec.setup = [](const std::string& ws) {
+        write_file(ws + "/.env", "SECRET=1\n", 0640);
+        fs::create_hard_link(ws + "/.env", ws + "/nb");
+        fs::create_directory(ws + "/A");
+        for (int i = 1; i <= 40; ++i) {
+            fs::create_hard_link(ws + "/.env", ws + "/A/n" + std::to_string(i));
+        }
+    };
+    MountedGuard g(spec);
+
+    struct stat st {};
+
+    for (int i = 1; i <= 40; ++i) {
+        REQUIRE(::stat(g.ws("A/n" + std::to_string(i)).c_str(), &st) == 0);
+    }
+    REQUIRE(::stat(g.ws(".env").c_str(), &st) == 0);
+    for (const char* name : {"nb", "A/n1", "A/n40"}) {
+        CAPTURE(name);
+        CHECK(write_text(g.ws(name), "x\n", O_APPEND) == EACCES);
+    }
+    // The control: the approver allows writes in A.
+    CHECK(write_text(g.ws("A/other.txt"), "other\n") == 0);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
+    CHECK(read_file(g.ws("A/other.txt")) == "other\n");
+}
+
 // ---- renameat2 flags -----------------------------------------------------------------------
 
 TEST_CASE("RENAME_EXCHANGE of a guarded file with an ordinary file fails both ways",
