@@ -328,6 +328,16 @@ bool write_sealed(Fs& fs, dev_t dev, ino_t ino) noexcept {
     return std::find(fs.sealed.begin(), fs.sealed.end(), std::pair{dev, ino}) != fs.sealed.end();
 }
 
+patterns::Verdict name_verdict(Fs& fs, const std::string& path) {
+    guard::Request r;
+    r.op = guard::Op::OpenWrite;
+    r.targets.emplace_back();
+    r.targets.back().exists = true;
+    r.targets.back().kind = guard::Kind::File;
+    add_views(fs, path, r.targets.back());
+    return fs.arbiter->judge().decide(r).verdict;
+}
+
 void remember_name(Fs& fs, Inode& inode, std::string path) {
     {
         std::lock_guard<std::mutex> lock(inode.m);
@@ -343,16 +353,7 @@ void remember_name(Fs& fs, Inode& inode, std::string path) {
     // dropped, so 33 links made first kept a guarded name looked up later out of the verdict.
     // The new name takes the place of the weakest kept one when it is stronger (a deny name
     // over an ask name too: the inode carries the strongest verdict of its names).
-    auto verdict_of = [&fs](const std::string& name) {
-        guard::Request r;
-        r.op = guard::Op::OpenWrite;
-        r.targets.emplace_back();
-        r.targets.back().exists = true;
-        r.targets.back().kind = guard::Kind::File;
-        add_views(fs, name, r.targets.back());
-        return fs.arbiter->judge().decide(r).verdict;
-    };
-    const patterns::Verdict strength = verdict_of(path);
+    const patterns::Verdict strength = name_verdict(fs, path);
     if (strength == patterns::Verdict::Allow) {
         return; // adds nothing to the verdict
     }
@@ -366,7 +367,7 @@ void remember_name(Fs& fs, Inode& inode, std::string path) {
         auto weakest = kept.end();
         patterns::Verdict weakest_verdict = strength;
         for (auto it = kept.begin(); it != kept.end(); ++it) {
-            if (const patterns::Verdict v = verdict_of(*it); v < weakest_verdict) {
+            if (const patterns::Verdict v = name_verdict(fs, *it); v < weakest_verdict) {
                 weakest = it;
                 weakest_verdict = v;
                 if (v == patterns::Verdict::Allow) {

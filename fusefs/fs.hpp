@@ -273,10 +273,14 @@ inline void hide_subdir_count(const Fs& fs, struct stat& st) noexcept {
     }
 }
 
+// The verdict on opening the file at `path` (an underlying path) for writing, as one name of a
+// file: the judge's, without asking (an ask already answered for the mount counts as allow).
+patterns::Verdict name_verdict(Fs& fs, const std::string& path);
+
 // Adds `path` (an underlying path) to the names seen for `inode` (design §3). When
-// Inode::kMaxNames are kept already, a kept name that the policy lets writes through is given up
-// for `path` if `path` guards the file; otherwise `path` is not kept: a guarded name is never
-// dropped for another.
+// Inode::kMaxNames are kept already, the weakest kept name (by name_verdict) is given up for
+// `path` if `path` is stronger; otherwise `path` is not kept: a guarded name is never dropped
+// for a weaker one.
 void remember_name(Fs& fs, Inode& inode, std::string path);
 
 // A target for an inode: its current path, and every other name seen for it (design §3).

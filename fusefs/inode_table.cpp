@@ -59,6 +59,7 @@ Inode& InodeTable::acquire(base::UniqueFd fd, const struct stat& st) {
             if (st.st_nlink > 1) {
                 in.names = std::move(kept->second.names); // not yet shared: no lock needed
             }
+            pinned_ -= kept->second.pinned ? 1U : 0U;
             kept_names_.erase(kept); // with one link left, that one is its only name
         }
     }
@@ -136,16 +137,27 @@ void InodeTable::keep_names(Inode& dying) noexcept {
         const Key key{dying.dev, dying.ino};
         const std::uint64_t seq = ++kept_seq_;
         kept_order_.emplace_back(key, seq);
+        if (const auto old = kept_names_.find(key); old != kept_names_.end()) {
+            pinned_ -= old->second.pinned ? 1U : 0U; // an inode number passed to another file
+        }
         kept_names_.insert_or_assign(key, Kept{seq, std::move(dying.names)});
         auto current = [this](const std::pair<Key, std::uint64_t>& o) {
             const auto at = kept_names_.find(o.first);
             return at != kept_names_.end() && at->second.seq == o.second;
         };
-        while (kept_names_.size() > kKeptNamesMax && !kept_order_.empty()) {
-            if (current(kept_order_.front())) {
-                kept_names_.erase(kept_order_.front().first);
-            }
+        while (kept_names_.size() - pinned_ > kKeptNamesMax && !kept_order_.empty()) {
+            const auto oldest = kept_order_.front();
             kept_order_.pop_front();
+            const auto at = kept_names_.find(oldest.first);
+            if (at == kept_names_.end() || at->second.seq != oldest.second) {
+                continue; // stale: given back or kept again since
+            }
+            if (guarded_names_ && guarded_names_(at->second.names)) {
+                at->second.pinned = true;
+                ++pinned_;
+                continue;
+            }
+            kept_names_.erase(at);
         }
         if (kept_order_.size() > 2 * kKeptNamesMax) {
             std::erase_if(kept_order_, [&](const auto& o) { return !current(o); });

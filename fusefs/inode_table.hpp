@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -122,6 +123,13 @@ public:
     // Lowers the lookup count by n; erases the inode (closing its fd) when it reaches zero.
     void forget(std::uint64_t ino, std::uint64_t n) noexcept;
 
+    // Tells the table which kept names are guarded (some name is not let through by the
+    // policy): those are never given up when kKeptNamesMax is passed. Set before the session
+    // starts. Called under the table's lock, only when an entry is about to be given up.
+    void set_guarded_names(std::function<bool(const std::vector<std::string>&)> guarded) {
+        guarded_names_ = std::move(guarded);
+    }
+
     [[nodiscard]] std::size_t size();
 
     // The number of inodes in the table, without the lock (for the reclaimer's quick checks).
@@ -191,17 +199,24 @@ private:
     // given back when the same identity enters the table again with several links: a guarded
     // name seen once keeps guarding the file's other names (design §3). Until 2026-12-07 a walk
     // that made the reclaimer drop `.env`'s inode let its hard link `notes` be written. At most
-    // kKeptNamesMax inodes, the oldest given up first (each holds at most Inode::kMaxNames).
+    // kKeptNamesMax inodes, the oldest given up first (each holds at most Inode::kMaxNames),
+    // but never one with a guarded name: those are pinned instead (until a later change the
+    // same day, 4,096 forgotten inodes with two names each gave up `.env`'s too). A guarded
+    // name is not made through the mount (an asking one only with the approver's yes), so the
+    // pinned ones are files made outside it.
     static constexpr std::size_t kKeptNamesMax = 4096;
 
     struct Kept {
         std::uint64_t seq; // when kept: an entry of kept_order_ with another is stale
         std::vector<std::string> names;
+        bool pinned = false; // guarded: out of kept_order_, not counted against the cap
     };
 
     std::unordered_map<Key, Kept, KeyHash> kept_names_;
     std::deque<std::pair<Key, std::uint64_t>> kept_order_; // oldest first, with Kept::seq
     std::uint64_t kept_seq_ = 0;
+    std::size_t pinned_ = 0; // entries of kept_names_ with `pinned`
+    std::function<bool(const std::vector<std::string>&)> guarded_names_;
 };
 
 } // namespace guardfs::fusefs

@@ -534,6 +534,15 @@ int serve(const MountOptions& options, GuardSetup setup) {
     arbiter.set_audit(&audit);
     arbiter.set_answers(&answers, &host_files);
     fs.arbiter = &arbiter;
+    fs.inodes.set_guarded_names([&fs](const std::vector<std::string>& names) {
+        try {
+            return std::any_of(names.begin(), names.end(), [&fs](const std::string& name) {
+                return name_verdict(fs, name) != patterns::Verdict::Allow;
+            });
+        } catch (...) {
+            return true; // unsure: keep them
+        }
+    });
     fs.self_files.set(judge.policy()->self_ids, self_files_inside(fs, *judge.policy()));
     fs.read_face = judge.policy()->read.has_guard_rules();
     set_status(fs, "ok");

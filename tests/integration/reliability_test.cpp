@@ -944,6 +944,43 @@ TEST_CASE("a guarded name seen before the daemon dropped the file's inode keeps 
     CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
 }
 
+TEST_CASE("a guarded name seen before the daemon dropped thousands of linked files keeps "
+          "guarding",
+          "[integration][reliability][hardlink]") {
+    // As above, with every walked file linked twice: the names of 4,096 forgotten inodes are
+    // kept, the oldest given up first, and until 2026-12-07 .env's (the oldest) went with them.
+    MountSpec spec;
+    spec.policy_yaml = "deny: [\".env\"]\n";
+    spec.setup = [](const std::string& ws) {
+        write_file(ws + "/.env", "SECRET=1\n", 0640);
+        fs::create_hard_link(ws + "/.env", ws + "/notes");
+        fs::create_directory(ws + "/many");
+        fs::create_directory(ws + "/links");
+        for (int i = 0; i < 4600; ++i) {
+            const std::string n = std::to_string(i);
+            std::ofstream(ws + "/many/f" + n).put('x');
+            fs::create_hard_link(ws + "/many/f" + n, ws + "/links/f" + n);
+        }
+    };
+    MountedGuard g(spec);
+    lower_descriptor_limit(g, 256);
+
+    struct stat st {};
+
+    REQUIRE(::stat(g.ws(".env").c_str(), &st) == 0);
+    int failures = 0;
+    for (int i = 0; i < 4600; ++i) {
+        failures += ::lstat(g.ws("many/f" + std::to_string(i)).c_str(), &st) != 0 ? 1 : 0;
+    }
+    CHECK(failures == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    CHECK(open_errno(g.ws("notes"), O_WRONLY | O_APPEND) == EACCES);
+    // The control: a walked file's other name is an ordinary file.
+    CHECK(open_errno(g.ws("links/f4599"), O_WRONLY | O_APPEND) == 0);
+    CHECK(g.unmount() == 0);
+    CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
+}
+
 TEST_CASE("walking more files than the daemon may hold descriptors for leaves the mount working",
           "[integration][reliability][fault]") {
     // The daemon holds a descriptor for every inode the kernel knows, and the kernel forgets
