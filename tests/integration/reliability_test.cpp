@@ -907,20 +907,26 @@ TEST_CASE("EIO from the underlying filesystem reaches the caller as EIO",
     CHECK(top_fstype(g.ws()) == "ext4"); // guardfs is gone; the ext4 under it stays
 }
 
-TEST_CASE("a guarded name seen before the daemon dropped the file's inode keeps guarding",
-          "[integration][reliability][hardlink]") {
-    // design §3: "Once any name of an inode was guarded, the inode carries that verdict". When
-    // descriptors run short the reclaimer has the kernel forget inodes; a review (2026-12-07)
-    // looked up .env, walked 220 files under a limit of 256 descriptors, and then wrote .env's
-    // content through its other name `notes`: the names seen went with the inode.
+namespace {
+
+// .env and its hard link `notes`; .env is looked up, then `files` files under many/ are walked
+// `rounds` times under a limit of 256 descriptors, so the reclaimer has the kernel forget
+// .env's inode (the least recently used). With `linked`, every walked file has a second name
+// under links/, so each forgotten inode leaves names to keep. Then `notes` must stay refused.
+void guarded_name_survives_reclaim(int files, int rounds, bool linked) {
     MountSpec spec;
     spec.policy_yaml = "deny: [\".env\"]\n";
-    spec.setup = [](const std::string& ws) {
+    spec.setup = [files, linked](const std::string& ws) {
         write_file(ws + "/.env", "SECRET=1\n", 0640);
         fs::create_hard_link(ws + "/.env", ws + "/notes");
         fs::create_directory(ws + "/many");
-        for (int i = 0; i < 1500; ++i) {
-            std::ofstream(ws + "/many/f" + std::to_string(i)).put('x');
+        fs::create_directory(ws + "/links");
+        for (int i = 0; i < files; ++i) {
+            const std::string n = std::to_string(i);
+            std::ofstream(ws + "/many/f" + n).put('x');
+            if (linked) {
+                fs::create_hard_link(ws + "/many/f" + n, ws + "/links/f" + n);
+            }
         }
     };
     MountedGuard g(spec);
@@ -929,19 +935,33 @@ TEST_CASE("a guarded name seen before the daemon dropped the file's inode keeps 
     struct stat st {};
 
     REQUIRE(::stat(g.ws(".env").c_str(), &st) == 0);
-    // Every lstat succeeds only if the daemon gave descriptors back: it may hold 256, and the
-    // walk meets 1,500 files (so .env's inode, the least recently used, was dropped).
+    // Every lstat succeeds only if the daemon gave descriptors back: it may hold 256.
     int failures = 0;
-    for (int round = 0; round < 2; ++round) {
-        for (int i = 0; i < 1500; ++i) {
+    for (int round = 0; round < rounds; ++round) {
+        for (int i = 0; i < files; ++i) {
             failures += ::lstat(g.ws("many/f" + std::to_string(i)).c_str(), &st) != 0 ? 1 : 0;
         }
     }
     CHECK(failures == 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     CHECK(open_errno(g.ws("notes"), O_WRONLY | O_APPEND) == EACCES);
+    if (linked) {
+        // The control: a walked file's other name is an ordinary file.
+        CHECK(open_errno(g.ws("links/f" + std::to_string(files - 1)), O_WRONLY | O_APPEND) == 0);
+    }
     CHECK(g.unmount() == 0);
     CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
+}
+
+} // namespace
+
+TEST_CASE("a guarded name seen before the daemon dropped the file's inode keeps guarding",
+          "[integration][reliability][hardlink]") {
+    // design §3: "Once any name of an inode was guarded, the inode carries that verdict". When
+    // descriptors run short the reclaimer has the kernel forget inodes; a review (2026-12-07)
+    // looked up .env, walked 220 files under a limit of 256 descriptors, and then wrote .env's
+    // content through its other name `notes`: the names seen went with the inode.
+    guarded_name_survives_reclaim(1500, 2, false);
 }
 
 TEST_CASE("a guarded name seen before the daemon dropped thousands of linked files keeps "
@@ -949,36 +969,7 @@ TEST_CASE("a guarded name seen before the daemon dropped thousands of linked fil
           "[integration][reliability][hardlink]") {
     // As above, with every walked file linked twice: the names of 4,096 forgotten inodes are
     // kept, the oldest given up first, and until 2026-12-07 .env's (the oldest) went with them.
-    MountSpec spec;
-    spec.policy_yaml = "deny: [\".env\"]\n";
-    spec.setup = [](const std::string& ws) {
-        write_file(ws + "/.env", "SECRET=1\n", 0640);
-        fs::create_hard_link(ws + "/.env", ws + "/notes");
-        fs::create_directory(ws + "/many");
-        fs::create_directory(ws + "/links");
-        for (int i = 0; i < 4600; ++i) {
-            const std::string n = std::to_string(i);
-            std::ofstream(ws + "/many/f" + n).put('x');
-            fs::create_hard_link(ws + "/many/f" + n, ws + "/links/f" + n);
-        }
-    };
-    MountedGuard g(spec);
-    lower_descriptor_limit(g, 256);
-
-    struct stat st {};
-
-    REQUIRE(::stat(g.ws(".env").c_str(), &st) == 0);
-    int failures = 0;
-    for (int i = 0; i < 4600; ++i) {
-        failures += ::lstat(g.ws("many/f" + std::to_string(i)).c_str(), &st) != 0 ? 1 : 0;
-    }
-    CHECK(failures == 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    CHECK(open_errno(g.ws("notes"), O_WRONLY | O_APPEND) == EACCES);
-    // The control: a walked file's other name is an ordinary file.
-    CHECK(open_errno(g.ws("links/f4599"), O_WRONLY | O_APPEND) == 0);
-    CHECK(g.unmount() == 0);
-    CHECK(read_file(g.ws(".env")) == "SECRET=1\n");
+    guarded_name_survives_reclaim(4600, 1, true);
 }
 
 TEST_CASE("walking more files than the daemon may hold descriptors for leaves the mount working",
