@@ -109,6 +109,18 @@ Built link_target_of(const std::string& text, const std::string& link, dataroot:
     return to;
 }
 
+// A symlink at `link` that gets another name, `name` (moved or linked): a new symlink there, so
+// its target, read from the link, is judged from `name`'s directory. Nothing when it cannot be
+// read.
+void add_moved_link_target(std::vector<Built>& built, const std::string& link,
+                           const std::string& name, dataroot::FsOps& fs, const std::string& cwd) {
+    std::string text;
+    if (base::read_link_at(AT_FDCWD, link.c_str(), text) == 0) {
+        Built to = link_target_of(text, name, fs, cwd);
+        built.push_back(std::move(to));
+    }
+}
+
 // A rename onto a git config is judged by the content that lands, as the mount judges it
 // (docs/git-tier.md): the source must be a regular file with one name.
 std::optional<guard::GitConfigChange> git_config_change(const Built& from, const Built& to) {
@@ -273,12 +285,8 @@ int cmd_check(const CheckArgs& args) {
                     (from == 1 && *op != Op::Exchange)) {
                     continue;
                 }
-                std::string text;
-                if (base::read_link_at(AT_FDCWD, built[from].target.views.front().path.c_str(),
-                                       text) == 0) {
-                    built.push_back(
-                        link_target_of(text, built[to].target.views.front().path, fs, cwd));
-                }
+                add_moved_link_target(built, built[from].target.views.front().path,
+                                      built[to].target.views.front().path, fs, cwd);
             }
             if (*op == Op::Rename) {
                 req.git_config = git_config_change(built[0], built[1]);
@@ -290,12 +298,8 @@ int cmd_check(const CheckArgs& args) {
             // and its target is judged from its new directory.
             if (built[0].target.kind == guard::Kind::Symlink) {
                 built[1].target.through = true;
-                std::string text;
-                if (base::read_link_at(AT_FDCWD, built[0].target.views.front().path.c_str(),
-                                       text) == 0) {
-                    built.push_back(
-                        link_target_of(text, built[1].target.views.front().path, fs, cwd));
-                }
+                add_moved_link_target(built, built[0].target.views.front().path,
+                                      built[1].target.views.front().path, fs, cwd);
             }
         } else if (*op == Op::Symlink) {
             // ln -s TARGET LINK: the link's name, and the target resolved against its directory.
