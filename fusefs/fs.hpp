@@ -196,6 +196,9 @@ struct Fs {
     std::mutex sealed_m;
     std::vector<std::pair<dev_t, ino_t>> sealed; // under sealed_m
     std::atomic<std::size_t> sealed_count{0};
+    // Judged git-config renames landed in this mount (the sum of every Inode::landings, and of
+    // files the table did not hold): do_create looks again at a name it opened when this moved.
+    std::atomic<std::uint64_t> landings{0};
     OpenHandles open_handles;
     std::atomic<bool> read_face{false}; // the policy hides paths (design §8)
     // The kernel opens directories without OPENDIR (decision 008): set once, at INIT.
@@ -250,6 +253,10 @@ public:
 
     WriteSeal(const WriteSeal&) = delete;
     WriteSeal& operator=(const WriteSeal&) = delete;
+
+    [[nodiscard]] dev_t dev() const noexcept { return dev_; }
+
+    [[nodiscard]] ino_t ino() const noexcept { return ino_; }
 
 private:
     Fs& fs_;

@@ -54,6 +54,10 @@ struct Inode {
     std::uint64_t nlookup = 0;              // protected by InodeTable::mutex_
     std::atomic<bool> write_granted{false}; // some open of it was granted a write
     std::atomic<int> open_writers{0};       // handles open now with a write grant
+    // Judged renames that put this file in place as a git config (do_rename), counted before
+    // its WriteSeal goes: an open, truncate or link judged by its names before then is refused
+    // (landed_since).
+    std::atomic<std::uint32_t> landings{0};
 
     std::atomic<std::uint64_t> stamp{0}; // when the kernel last looked it up (a sequence number)
 

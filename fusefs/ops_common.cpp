@@ -165,6 +165,7 @@ bool hidden(Fs& fs, fuse_req_t req, const std::string& parent_path, std::string_
 }
 
 int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
+    p.landings = inode.landings.load(); // seq_cst: before the names (see do_rename)
     p.request.targets.emplace_back();
     const int err = target_of_inode(fs, inode, p.request.targets.back());
     if (err == ENOENT) {
@@ -181,6 +182,10 @@ int add_inode_target(Fs& fs, Inode& inode, Prepared& p) {
         }
     }
     return err;
+}
+
+bool landed_since(const Inode& in, const Prepared& p) noexcept {
+    return p.landings && in.landings.load() != *p.landings;
 }
 
 void remember_settled(Fs& fs, Inode& in, const Prepared& p) {

@@ -105,6 +105,13 @@ private:
 // not judged: p.judge becomes false. Returns 0 or an errno (then the operation is refused).
 int add_inode_target(Fs& fs, Inode& inode, Prepared& p);
 
+// Whether `in` was put in place as a git config by a judged rename after p's target for it was
+// read (add_inode_target): p's verdict was for the names it had before, and the operation is
+// refused (EACCES; tried again, it is judged by the config's row). False when p read none.
+// A review of 2026-12-07: an open judged on config.lock's names (held at the approver) ran
+// after the rename had landed it and its seal had gone, and wrote `[core] hooksPath`.
+bool landed_since(const Inode& in, const Prepared& p) noexcept;
+
 // After p's operation made `in` (create, mknod, mkdir) at its one target: remembers in the
 // inode the gate's Decision::settled token (Prepared::settled) for that target's path, and the
 // path in fs.settled_paths.

@@ -257,12 +257,13 @@ int set_times(Fs& fs, const Inode& in, const struct stat& attr, int valid, fuse_
     return ::utimensat(proc.dir(), proc.name(), tv, 0) == 0 ? 0 : errno;
 }
 
-void do_setattr(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, struct stat* attr,
-                int valid, fuse_file_info* fi) {
+void do_setattr(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, struct stat* attr, int valid,
+                fuse_file_info* fi) {
     Inode& in = inode_of(fs, ino);
     int err = 0;
-    if ((valid & FUSE_SET_ATTR_SIZE) != 0 && write_sealed(fs, in.dev, in.ino)) {
-        err = EACCES; // a judged config.lock on its way into place: its content stays
+    if ((valid & FUSE_SET_ATTR_SIZE) != 0 &&
+        (write_sealed(fs, in.dev, in.ino) || landed_since(in, p))) {
+        err = EACCES; // a judged config.lock on its way into place, or put there: content stays
     } else if ((valid & FUSE_SET_ATTR_MODE) != 0 && has_setid_bits(attr->st_mode) &&
                !setid_allowed_under_writers(in, fuse_req_ctx(req)->uid)) {
         err = ETXTBSY;
@@ -737,13 +738,22 @@ void do_rename(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
     }
     if (err == 0) {
         const auto& ends = p.request.targets;
-        if (p.judged.valid() && ends.size() >= 2 && ends[0].identity && !ends[1].views.empty()) {
-            // The config's path is one of its names from now on, should a name be added later
-            // (a link judged before this rename, executed after it) and the inode be forgotten
-            // and looked up by that other name.
-            if (const auto id = fs.inodes.find(ends[0].identity->dev, ends[0].identity->ino)) {
-                remember_name(fs, fs.inodes.get(*id), ends[1].views.back().path);
+        if (p.judged.valid() && p.seal) {
+            // The landed file (the one judged and sealed, whatever the source's name held when
+            // the request was built). The config's path is one of its names from now on,
+            // should a name be added later (a link judged before this rename, executed after
+            // it) and the inode be forgotten and looked up by that other name.
+            if (const auto id = fs.inodes.find(p.seal->dev(), p.seal->ino())) {
+                Inode& landed = fs.inodes.get(*id);
+                if (ends.size() >= 2 && !ends[1].views.empty()) {
+                    remember_name(fs, landed, ends[1].views.back().path);
+                }
+                // Counted after the name and before the seal goes (with p): an open, truncate
+                // or link judged by the file's names before the name above was added sees this
+                // once the seal is gone, and is refused (landed_since).
+                landed.landings.fetch_add(1);
             }
+            fs.landings.fetch_add(1); // seq_cst, as the seal: see do_create
         }
         note_moved(fs, to_dir, newname, ends.empty() ? std::nullopt : ends[0].identity);
         if ((flags & RENAME_EXCHANGE) != 0) {
@@ -797,8 +807,10 @@ void do_link(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_ino_t new
              const char* newname) {
     Inode& in = inode_of(fs, ino);
     Inode& dir = inode_of(fs, newparent);
-    if (write_sealed(fs, in.dev, in.ino)) {
-        fuse_reply_err(req, EACCES); // a judged config.lock on its way into place keeps one name
+    if (write_sealed(fs, in.dev, in.ino) || landed_since(in, p)) {
+        // A judged config.lock on its way into place keeps one name; one put in place since
+        // this link was judged is judged again.
+        fuse_reply_err(req, EACCES);
         return;
     }
     const InodeFd fd(fs, in);

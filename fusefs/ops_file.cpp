@@ -203,11 +203,11 @@ private:
     bool counts_;
 };
 
-void do_open(Fs& fs, fuse_req_t req, Prepared& /*p*/, fuse_ino_t ino, fuse_file_info* fi) {
+void do_open(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t ino, fuse_file_info* fi) {
     Inode& in = fs.inodes.get(ino);
     const bool for_write = opens_for_write(fi->flags);
     CountedWriter writer(fs, in, for_write);
-    if (writer.sealed()) {
+    if (writer.sealed() || (for_write && landed_since(in, p))) {
         fuse_reply_err(req, EACCES);
         return;
     }
@@ -282,6 +282,7 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
 
     const bool existed = setid_clear_wanted(fs, SetidCaller::Flagged) &&
                          ::fstatat(dir.fd.get(), name, &before, AT_SYMLINK_NOFOLLOW) == 0;
+    const std::uint64_t landings = fs.landings.load(); // before the name is opened
     if (fs.sealed_count.load() != 0) {
         // A name the kernel thought absent may be a sealed file by now: not even truncated.
         struct stat st {};
@@ -323,9 +324,18 @@ void do_create(Fs& fs, fuse_req_t req, Prepared& p, fuse_ino_t parent, const cha
     // swap the name between the openat and the lookup). Such a race is refused.
     struct stat opened {};
 
-    const bool same = ::fstat(fd.get(), &opened) == 0 && opened.st_dev == e.attr.st_dev &&
-                      opened.st_ino == e.attr.st_ino;
-    if (!same || writer.sealed()) {
+    bool same = ::fstat(fd.get(), &opened) == 0 && opened.st_dev == e.attr.st_dev &&
+                opened.st_ino == e.attr.st_ino;
+    const bool sealed = writer.sealed();
+    if (same && !sealed && fs.landings.load() != landings) {
+        // A judged rename landed some file as a git config meanwhile, its seal gone by now
+        // (counted before it went): if that was this one, its name has moved.
+        struct stat now {};
+
+        same = ::fstatat(dir.fd.get(), name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+               now.st_dev == opened.st_dev && now.st_ino == opened.st_ino;
+    }
+    if (!same || sealed) {
         writer.give_back();         // before the forget, which may free the inode
         fs.inodes.forget(e.ino, 1); // the lookup above counted on a reply that will not come
         fuse_reply_err(req, same ? EACCES : EAGAIN);

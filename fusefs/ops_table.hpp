@@ -14,8 +14,10 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -125,6 +127,9 @@ struct Prepared {
     // that file, sealed against writers until the request is done, is what lands.
     base::UniqueFd judged;
     std::unique_ptr<WriteSeal> seal;
+
+    // The inode's Inode::landings, read before its names (add_inode_target).
+    std::optional<std::uint32_t> landings;
 };
 
 Fs& fs_of(fuse_req_t req) noexcept;

@@ -4,6 +4,7 @@
 // exist.
 #include "support/mount_fixture.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -342,6 +343,70 @@ print(wins)
           "racer\n");
     CHECK(git("touch .git/.guardfs-config-0123", g.ws("r"), home).exit_code != 0);
     CHECK_FALSE(std::filesystem::exists(g.ws("r/.git/config.lock")));
+}
+
+TEST_CASE("an open judged on a config.lock's names before a rename landed it as the config is "
+          "refused after",
+          "[integration][git][attack]") {
+    // A review (2026-12-07): CI lost one race of the test above. The seal keeps writers out
+    // until the judged rename is done, but an open judged before that, on config.lock's names,
+    // could run after it: with its question held at the approver, the open of config.lock was
+    // let through once the rename had landed the file as .git/config, and wrote `[core]
+    // hooksPath` (fails so on 835a079's binary). Here config.lock was also `held` (an ask name,
+    // kept after that link is gone) when the mount saw it; the open waits at the approver while
+    // the rename lands. (A truncate or a link of config.lock holds the file's lock in the
+    // kernel, which the rename waits for: they land before it is judged.)
+    MountSpec spec;
+    spec.policy_yaml = "recommended: true\nask: [\"held\"]\n";
+    spec.separate_mountpoint = true;
+    spec.extra_args = {"--approver", "python3 " + std::string(GUARDFS_SOURCE_DIR) +
+                                         "/tests/support/approvers/double.py"};
+    const TempDir questions; // the approver's log: one line per question it received
+    const std::string log = questions / "log";
+    spec.env = {{"APPROVER_MODE", "allow"}, {"APPROVER_DELAY", "1"}, {"APPROVER_LOG", log}};
+    MountedGuard g(spec);
+    const std::string home = g.root() + "/home";
+    std::filesystem::create_directories(home);
+    REQUIRE(git("git init -q r", g.ws(), home).exit_code == 0); // outside the mount
+    write_file(g.root() + "/landed.py", R"(import os, sys, time
+under, through, log = sys.argv[1] + "/r/.git/", sys.argv[2] + "/r/.git/", sys.argv[3]
+def questions():
+    try:
+        return sum(1 for line in open(log) if line.strip())
+    except FileNotFoundError:
+        return 0
+with open(under + "config.lock", "w") as f:
+    f.write(open(under + "config").read() + "# a comment makes the judge start git\n")
+os.link(under + "config.lock", under + "../held")
+os.stat(through + "../held")  # the mount sees both names
+os.stat(through + "config.lock")
+os.unlink(under + "../held")  # one name again, as a judged rename needs
+pid = os.fork()
+if pid == 0:
+    try:
+        fd = os.open(through + "config.lock", os.O_WRONLY | os.O_APPEND)
+        os.write(fd, b"\n[core]\n\thooksPath = /nonexistent/evil\n")
+        os._exit(0)
+    except OSError as e:
+        os._exit(e.errno)
+until = time.monotonic() + 10
+while questions() == 0 and time.monotonic() < until:
+    time.sleep(0.01)  # the open's question is at the approver
+os.rename(through + "config.lock", through + "config")
+print("renamed, asked", questions())
+_, st = os.waitpid(pid, 0)
+print("open:", os.waitstatus_to_exitcode(st))
+)");
+    const auto r = git("python3 " + g.root() + "/landed.py " + g.ws() + " " + g.mnt() + " " + log,
+                       g.ws(), home);
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "renamed, asked 1\nopen: " + std::to_string(EACCES) + "\n");
+    const std::string config = read_file(g.ws("r/.git/config"));
+    CHECK(config.find("a comment makes the judge start git") != std::string::npos);
+    CHECK(config.find("hooksPath") == std::string::npos);
+    // opened again, the config is judged by its own row (the git tier denies, nothing is asked)
+    CHECK(write_text(g.mnt("r/.git/config"), "[core]\n\thooksPath = x\n", O_APPEND) == EACCES);
 }
 
 TEST_CASE("rm -rf of a repository works, and a removed config or hook cannot come back harmful",
